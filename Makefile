@@ -1,0 +1,134 @@
+# vramlab build. `make` builds every program into build/bin/, `make test` runs the
+# tests, `make bench` runs the suite on a GPU box (or its simulated part without one).
+# Sources are found by folder, so adding a scenario, bench or test needs no edit here:
+#   lib/**/*.c, lib/kernels/*.cu -> build/lib/libvramlab.a
+#   scenarios/NAME.c, bench/NAME.c -> build/bin/NAME
+#   tests/test_NAME.c              -> build/tests/test_NAME (cmocka)
+# Areas with targets of their own (fuzzing, sanitizers, hyperfine, ...) keep them in mk/*.mk.
+#
+# Knobs: CUDA_ARCH=sm_90 (one architecture; default: every one nvcc supports from
+# Turing on, plus PTX), SAN=1 (host code under ASan+UBSan, in build-san/), CC, NVCC.
+
+SHELL := /bin/bash
+.DEFAULT_GOAL := all
+.DELETE_ON_ERROR:
+
+NVCC ?= $(or $(shell command -v nvcc 2>/dev/null),/usr/local/cuda/bin/nvcc)
+CUDA_HOME ?= $(patsubst %/bin/nvcc,%,$(NVCC))
+CC ?= gcc
+ifeq ($(origin CC),default)
+CC := gcc
+endif
+
+ifeq ($(SAN),1)
+BUILD ?= build-san
+SANFLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
+else
+BUILD ?= build
+SANFLAGS :=
+endif
+
+# --- GPU architectures -----------------------------------------------------------
+CUDA_ARCH ?= all
+ifeq ($(CUDA_ARCH),all)
+# Every real architecture from Turing (sm_75) on that this nvcc knows, plus PTX for the newest.
+NVCC_ARCHS := $(shell $(NVCC) --list-gpu-arch 2>/dev/null | sed -n 's/^compute_\([0-9]*\)$$/\1/p' | awk '$$1 >= 75' | sort -n)
+ifeq ($(NVCC_ARCHS),)
+NVCC_ARCHS := 75 80 86 89 90
+endif
+NVCC_PTX := $(lastword $(NVCC_ARCHS))
+GENCODE := $(foreach a,$(NVCC_ARCHS),-gencode arch=compute_$(a),code=sm_$(a)) -gencode arch=compute_$(NVCC_PTX),code=compute_$(NVCC_PTX)
+else
+ARCH_NUM := $(patsubst sm_%,%,$(CUDA_ARCH))
+GENCODE := -gencode arch=compute_$(ARCH_NUM),code=[sm_$(ARCH_NUM),compute_$(ARCH_NUM)]
+endif
+
+# --- flags ---------------------------------------------------------------------------
+# Test framework: the system's cmocka, or one unpacked into .deps/ (GPU boxes without apt).
+CMOCKA_PREFIX := $(firstword $(foreach d,/usr $(CURDIR)/.deps/usr,$(if $(wildcard $(d)/include/cmocka.h),$(d))))
+CMOCKA_LIBDIR := $(firstword $(dir $(wildcard $(CMOCKA_PREFIX)/lib/x86_64-linux-gnu/libcmocka.so $(CMOCKA_PREFIX)/lib/libcmocka.so)))
+
+CPPFLAGS := -Ilib -I$(BUILD)/gen -I$(CUDA_HOME)/include -D_GNU_SOURCE
+CFLAGS := -std=c11 -O2 -g -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wformat=2 \
+          -fPIC -pthread -MMD -MP $(SANFLAGS)
+NVCCFLAGS := -O2 -std=c++17 -Xcompiler -fPIC,-Wall,-Wextra -Werror all-warnings \
+             -Ilib -I$(BUILD)/gen $(GENCODE) -MMD -MP
+LDFLAGS := -pthread $(SANFLAGS)
+# Static cudart: programs start (and exit 77 cleanly) on machines without a CUDA driver.
+LDLIBS := -L$(CUDA_HOME)/lib64 -lcudart_static -ldl -lrt -lm -lstdc++
+
+# --- sources -------------------------------------------------------------------------
+LIB_C := $(sort $(wildcard lib/*.c lib/*/*.c))
+LIB_CU := $(sort $(wildcard lib/kernels/*.cu))
+LIB_OBJS := $(LIB_C:%.c=$(BUILD)/obj/%.o) $(LIB_CU:%.cu=$(BUILD)/obj/%.o)
+LIB_A := $(BUILD)/lib/libvramlab.a
+
+PROG_SRCS := $(sort $(wildcard scenarios/*.c bench/*.c))
+PROGS := $(addprefix $(BUILD)/bin/,$(notdir $(PROG_SRCS:.c=)))
+TEST_SRCS := $(sort $(wildcard tests/test_*.c))
+TESTS := $(addprefix $(BUILD)/tests/,$(notdir $(TEST_SRCS:.c=)))
+TEST_SUPPORT := $(sort $(wildcard tests/support/*.c))
+TEST_SUPPORT_OBJS := $(TEST_SUPPORT:%.c=$(BUILD)/obj/%.o)
+
+VERSION_H := $(BUILD)/gen/vl_version.h
+
+.PHONY: all programs tests test bench plots clean setup FORCE
+all: programs
+
+programs: $(PROGS)
+tests: $(TESTS) programs
+
+$(VERSION_H): FORCE
+	@mkdir -p $(@D)
+	@rev=$$(git rev-parse --short=12 HEAD 2>/dev/null || echo unknown); \
+	 git diff --quiet HEAD -- 2>/dev/null || rev="$$rev-dirty"; \
+	 line="#define VL_GIT_REV \"$$rev\""; \
+	 [ -f $@ ] && grep -qxF "$$line" $@ || echo "$$line" > $@
+
+$(BUILD)/obj/lib/runinfo.o: $(VERSION_H)
+
+$(BUILD)/obj/%.o: %.c
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) $(CFLAGS) -c $< -o $@
+
+$(BUILD)/obj/%.o: %.cu
+	@mkdir -p $(@D)
+	$(NVCC) $(NVCCFLAGS) -c $< -o $@
+
+$(LIB_A): $(LIB_OBJS)
+	@mkdir -p $(@D)
+	rm -f $@ && ar rcs $@ $^
+
+$(BUILD)/bin/%: $(BUILD)/obj/scenarios/%.o $(LIB_A)
+	@mkdir -p $(@D)
+	$(CC) $(LDFLAGS) $< $(LIB_A) $(LDLIBS) -o $@
+
+$(BUILD)/bin/%: $(BUILD)/obj/bench/%.o $(LIB_A)
+	@mkdir -p $(@D)
+	$(CC) $(LDFLAGS) $< $(LIB_A) $(LDLIBS) -o $@
+
+$(BUILD)/tests/%: $(BUILD)/obj/tests/%.o $(TEST_SUPPORT_OBJS) $(LIB_A) | setup
+	@mkdir -p $(@D)
+	$(CC) $(LDFLAGS) $< $(TEST_SUPPORT_OBJS) $(LIB_A) -L$(CMOCKA_LIBDIR) -Wl,-rpath,$(CMOCKA_LIBDIR) -lcmocka $(LDLIBS) -o $@
+
+$(BUILD)/obj/tests/%.o: CPPFLAGS += $(if $(CMOCKA_PREFIX),-isystem $(CMOCKA_PREFIX)/include) -Itests
+
+# Installs what the tests need when it is missing (apt-get where it works).
+setup:
+	@scripts/setup-deps.sh
+
+test: setup
+	@$(MAKE) --no-print-directory tests
+	@scripts/run-tests.sh $(BUILD)
+
+bench: programs
+	@scripts/bench.sh $(if $(QUICK),--quick) $(if $(RUN),--run-id $(RUN))
+
+plots:
+	@scripts/plots.sh $(RUN)
+
+clean:
+	rm -rf build build-san
+
+-include $(wildcard mk/*.mk)
+-include $(shell find $(BUILD)/obj -name '*.d' 2>/dev/null)

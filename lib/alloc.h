@@ -1,0 +1,128 @@
+/* The one allocator interface every vramlab program uses, chosen at run time with
+ * --alloc SPEC (NAME[:key=value,...]):
+ *   raw      cudaMalloc / cudaFree                         (lib/cuda/backend_raw.c)
+ *   async    cudaMallocAsync / cudaFreeAsync pools         (lib/cuda/backend_async.c)
+ *   caching  vramlab's caching allocator                   (lib/caching/backend.c)
+ *   plugin   a .so with PyTorch's pluggable-allocator ABI  (lib/cuda/backend_plugin.c)
+ * `--alloc help` lists them with their options and defaults.
+ *
+ * Contract for every backend:
+ *   - alloc(0) returns NULL and is not an OOM; free(NULL) does nothing.
+ *   - alloc returns NULL when out of memory, after counting it in stats.ooms; it never
+ *     aborts on OOM. Other device errors print one line and exit(VL_EXIT_FAIL).
+ *   - free takes the size that was asked for (PyTorch's ABI passes it too).
+ *   - record_use(p, s): p is also used on stream s; a backend that can, defers reuse of
+ *     p after its free until s has finished the work queued so far. VL_UNSUPPORTED if not.
+ *   - trim releases cached memory to the device (empty_cache); returns bytes released.
+ *   - statistics a backend cannot know are VL_UNKNOWN, never 0. */
+#ifndef VL_ALLOC_H
+#define VL_ALLOC_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "device.h"
+#include "spec.h"
+
+#define VL_UNKNOWN INT64_C(-1)
+
+enum { VL_OK = 0, VL_UNSUPPORTED = -2 };
+
+typedef struct vl_alloc_stats {
+    int64_t requested_bytes, peak_requested_bytes;           /* sum of sizes callers asked for */
+    int64_t allocated_bytes, peak_allocated_bytes;           /* blocks handed out, incl. rounding */
+    int64_t reserved_bytes, peak_reserved_bytes;             /* device memory the allocator holds */
+    int64_t active_bytes, peak_active_bytes;                 /* allocated + freed blocks awaiting events */
+    int64_t inactive_split_bytes, peak_inactive_split_bytes; /* free parts of split segments */
+    int64_t segments;                                        /* device allocations / mappings held now */
+    int64_t device_allocs, device_frees;                     /* calls to the device's allocator */
+    int64_t alloc_retries;                                   /* allocs that freed cache and retried */
+    int64_t ooms;                                            /* allocs that returned NULL */
+    int64_t largest_free_block_bytes;                        /* largest cached free block */
+    int64_t allocs, frees;                                   /* calls through this interface */
+} vl_alloc_stats;
+
+/* Sets every field to VL_UNKNOWN. */
+void vl_alloc_stats_unknown(vl_alloc_stats *st);
+
+typedef struct vl_allocator vl_allocator;
+
+typedef struct vl_alloc_backend {
+    const char *name;
+    const char *summary;               /* one line for --alloc help */
+    const vl_option_doc *options;      /* terminated by {NULL} */
+    int needs_cuda;                    /* 0: also runs on a simulated device */
+    int (*open)(vl_allocator *a, const vl_spec *spec, char *err, size_t errlen);
+    void *(*alloc)(vl_allocator *a, size_t size, vl_stream s);
+    void (*free)(vl_allocator *a, void *ptr, size_t size, vl_stream s);
+    int (*record_use)(vl_allocator *a, void *ptr, vl_stream s);
+    size_t (*trim)(vl_allocator *a);
+    void (*get_stats)(vl_allocator *a, vl_alloc_stats *st);
+    void (*reset_peaks)(vl_allocator *a);     /* peaks := current values */
+    void (*print_summary)(vl_allocator *a, FILE *out); /* may be NULL */
+    void (*close)(vl_allocator *a);           /* frees everything it holds */
+} vl_alloc_backend;
+
+struct vl_allocator {
+    const vl_alloc_backend *backend;
+    vl_device *dev;
+    void *impl;
+    char spec[VL_SPEC_MAX_TEXT];
+};
+
+/* Backends known to vl_alloc_open (NULL-terminated). */
+extern const vl_alloc_backend *const vl_alloc_backends[];
+extern const vl_alloc_backend vl_backend_raw, vl_backend_async, vl_backend_caching, vl_backend_plugin;
+
+/* Checks a SPEC (backend name, option names, types, values) without a device.
+ * Returns 0 or -1 with one line in err. */
+int vl_alloc_spec_check(const char *spec, char *err, size_t errlen);
+/* Opens an allocator on dev. NULL with one line in err; *status is VL_EXIT_USAGE
+ * for a bad SPEC, VL_EXIT_SKIP when the backend needs CUDA and dev is simulated,
+ * VL_EXIT_FAIL otherwise. */
+vl_allocator *vl_alloc_open(const char *spec, vl_device *dev, int *status, char *err, size_t errlen);
+void vl_alloc_close(vl_allocator *a);
+void vl_alloc_help(FILE *out);
+
+static inline void *vl_allocate(vl_allocator *a, size_t size, vl_stream s)
+{
+    return a->backend->alloc(a, size, s);
+}
+static inline void vl_deallocate(vl_allocator *a, void *ptr, size_t size, vl_stream s)
+{
+    a->backend->free(a, ptr, size, s);
+}
+static inline int vl_record_use(vl_allocator *a, void *ptr, vl_stream s)
+{
+    return a->backend->record_use ? a->backend->record_use(a, ptr, s) : VL_UNSUPPORTED;
+}
+static inline size_t vl_trim(vl_allocator *a) { return a->backend->trim ? a->backend->trim(a) : 0; }
+static inline void vl_alloc_stats_get(vl_allocator *a, vl_alloc_stats *st)
+{
+    vl_alloc_stats_unknown(st);
+    a->backend->get_stats(a, st);
+}
+static inline void vl_alloc_reset_peaks(vl_allocator *a)
+{
+    if (a->backend->reset_peaks) a->backend->reset_peaks(a);
+}
+
+/* Tracks requested/allocated bytes and their peaks for backends that do not keep
+ * them themselves (raw, async, plugin): callers pass sizes, so no table is needed. */
+typedef struct vl_byte_counter {
+    int64_t current, peak, allocs, frees, ooms;
+} vl_byte_counter;
+static inline void vl_byte_counter_add(vl_byte_counter *c, size_t n)
+{
+    c->current += (int64_t)n;
+    c->allocs++;
+    if (c->current > c->peak) c->peak = c->current;
+}
+static inline void vl_byte_counter_sub(vl_byte_counter *c, size_t n)
+{
+    c->current -= (int64_t)n;
+    c->frees++;
+}
+
+#endif

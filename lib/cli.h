@@ -1,0 +1,49 @@
+/* The command line every vramlab program shares, plus each program's own options.
+ *
+ * Common options: --alloc SPEC, --device SPEC, -o/--output FILE, --quick, --seed N,
+ * --help. A program adds its own with a vl_cli_opt table. Unknown flags and bad
+ * values print one line and exit with VL_EXIT_USAGE; --help prints usage and exits 0.
+ * --alloc and --device SPECs are validated here, before any device work. */
+#ifndef VL_CLI_H
+#define VL_CLI_H
+
+#include <stdint.h>
+
+typedef enum vl_cli_kind {
+    VL_CLI_FLAG,   /* int, set to 1 */
+    VL_CLI_INT,    /* int64_t */
+    VL_CLI_SIZE,   /* uint64_t bytes, lib/size.h syntax */
+    VL_CLI_DOUBLE, /* double */
+    VL_CLI_STRING  /* const char * */
+} vl_cli_kind;
+
+typedef struct vl_cli_opt {
+    const char *name;   /* without the leading "--" */
+    vl_cli_kind kind;
+    void *target;       /* holds the default on entry */
+    const char *help;
+    double min, max;    /* accepted range for INT/SIZE/DOUBLE; min == max == 0: any non-negative */
+} vl_cli_opt;
+
+typedef struct vl_cli {
+    const char *prog;        /* basename of argv[0] */
+    const char *summary;     /* one line: what the program measures */
+    const char *alloc_spec;  /* default set by the program */
+    const char *device_spec; /* default "cuda" */
+    const char *output;      /* NULL: stdout */
+    int quick;
+    uint64_t seed;
+    int no_alloc;            /* set by programs that take no --alloc (e.g. pinned_copy) */
+    int argc;
+    char **argv;
+} vl_cli;
+
+/* Parses argv. extra may be NULL; it is terminated by an entry with name == NULL.
+ * positional: if non-NULL, receives up to max_positional bare arguments. */
+void vl_cli_parse(vl_cli *cli, int argc, char **argv, const vl_cli_opt *extra,
+                  const char **positional, int max_positional, int *npositional);
+
+/* One-line usage error and exit(VL_EXIT_USAGE). */
+void vl_cli_usage_error(const vl_cli *cli, const char *fmt, ...) __attribute__((format(printf, 2, 3), noreturn));
+
+#endif

@@ -1,0 +1,15 @@
+/* Host monotonic clock for API latency (CLOCK_MONOTONIC, nanoseconds). */
+#ifndef VL_CLOCK_H
+#define VL_CLOCK_H
+
+#include <stdint.h>
+#include <time.h>
+
+static inline uint64_t vl_now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+#endif

@@ -1,0 +1,26 @@
+/* CSV output: '#' metadata lines (lib/runinfo.h, then the program's own), one header
+ * row, data rows. Units belong in column names (_bytes, _ns, _ms, _gbps). */
+#ifndef VL_CSV_H
+#define VL_CSV_H
+
+#include <stdio.h>
+
+#include "runinfo.h"
+
+typedef struct vl_csv vl_csv;
+
+/* path NULL or "-": stdout. Returns NULL with a reason in err. */
+vl_csv *vl_csv_open(const char *path, const vl_run_info *ri, char *err, size_t errlen);
+/* A '# key: value' line; only before the header. */
+void vl_csv_meta(vl_csv *c, const char *key, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+/* The header row: comma-separated column names. */
+void vl_csv_header(vl_csv *c, const char *columns);
+/* One data row, printf-style, without the newline. Flushed at once so a crash or a
+ * kill keeps every finished row. */
+void vl_csv_row(vl_csv *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* A statistic that may be VL_UNKNOWN: writes "" for unknown, the number otherwise. */
+const char *vl_csv_i64(long long v, char *buf, size_t buflen);
+/* Closes; returns 0, or -1 if any write failed. */
+int vl_csv_close(vl_csv *c);
+
+#endif

@@ -1,0 +1,95 @@
+/* The device the caching allocator's policy core runs against, and every program's
+ * --device choice. Two implementations:
+ *   cuda  (lib/cuda/device_cuda.c): CUDA runtime + the driver's virtual-memory API;
+ *   sim   (lib/device_sim.c): touches no memory; capacity, allocation granularity and
+ *         event behaviour are configurable, so policy can be tested and traces replayed
+ *         on a machine without a GPU. Results on sim are simulated: its "times" are the
+ *         host CPU time of the policy code, never GPU times.
+ *
+ * Addresses are opaque to callers on sim (never dereference them there). */
+#ifndef VL_DEVICE_H
+#define VL_DEVICE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "spec.h"
+
+typedef struct vl_stream_s *vl_stream; /* cudaStream_t on cuda; any token on sim; NULL = default stream */
+typedef struct vl_event_s *vl_event;   /* cudaEvent_t on cuda; a sim event on sim */
+
+enum {
+    VL_DEV_OK = 0,
+    VL_DEV_OOM = 1,         /* the device is out of memory: a result, not a failure */
+    VL_DEV_ERROR = 2,       /* anything else (the implementation printed one line why) */
+    VL_DEV_UNSUPPORTED = 3  /* e.g. no VMM support on this GPU */
+};
+
+typedef struct vl_device vl_device;
+
+typedef struct vl_device_ops {
+    /* Plain device allocation (cudaMalloc / cudaFree). */
+    int (*mem_alloc)(vl_device *d, size_t size, void **out);
+    int (*mem_free)(vl_device *d, void *ptr, size_t size);
+
+    /* Virtual memory. va_reserve reserves address space (no memory). map backs
+     * [addr, addr+size) with ONE new physical allocation and makes it accessible;
+     * size is a multiple of d->granularity. unmap unmaps and releases exactly a range
+     * that one map call created (not a part of it, not two at once). */
+    int (*va_reserve)(vl_device *d, size_t size, void **out);
+    int (*va_release)(vl_device *d, void *addr, size_t size);
+    int (*map)(vl_device *d, void *addr, size_t size);
+    int (*unmap)(vl_device *d, void *addr, size_t size);
+
+    /* Events: record an event on a stream now (the device may hand out pooled events),
+     * ask whether it completed (1 yes, 0 not yet, <0 error), give it back. */
+    int (*event_record)(vl_device *d, vl_stream s, vl_event *out);
+    int (*event_query)(vl_device *d, vl_event e);
+    void (*event_release)(vl_device *d, vl_event e);
+
+    int (*synchronize)(vl_device *d); /* wait for all work on the device */
+    int (*mem_info)(vl_device *d, size_t *free_bytes, size_t *total_bytes);
+    void (*close)(vl_device *d);
+} vl_device_ops;
+
+struct vl_device {
+    const vl_device_ops *ops;
+    const char *kind;          /* "cuda" or "sim" */
+    int simulated;             /* 1: no real memory; timings are host CPU time of policy code */
+    int ordinal;               /* CUDA device ordinal (0 on sim) */
+    int vmm_supported;         /* map/unmap/va_* work */
+    size_t granularity;        /* VMM allocation granularity in bytes */
+    size_t total_bytes;        /* device memory capacity */
+    char spec[VL_SPEC_MAX_TEXT];
+    char name[128];            /* "NVIDIA H200" or "simulated" */
+    char driver_version[32];   /* "13.0" style, "n/a" on sim */
+    char runtime_version[32];
+    void *impl;
+};
+
+/* Opens "cuda" / "cuda:device=N" / "sim[:capacity=80GiB,granularity=2MiB,...]".
+ * Returns NULL with a reason in err and *status set to VL_EXIT_USAGE (bad SPEC)
+ * or VL_EXIT_SKIP (no CUDA device or driver). */
+vl_device *vl_device_open(const char *spec, int *status, char *err, size_t errlen);
+void vl_device_close(vl_device *d);
+/* Checks a SPEC without opening anything (for early usage errors). */
+int vl_device_spec_check(const char *spec, char *err, size_t errlen);
+void vl_device_help(FILE *out);
+
+/* Implementations (called by vl_device_open). */
+vl_device *vl_device_sim_open(const vl_spec *spec, char *err, size_t errlen);
+extern const vl_option_doc vl_device_sim_options[];
+vl_device *vl_device_cuda_open(const vl_spec *spec, int *status, char *err, size_t errlen);
+extern const vl_option_doc vl_device_cuda_options[];
+
+/* Simulated device control (sim only; no effect on cuda). With events=manual an
+ * event completes only when the test says so: this makes cross-stream reuse
+ * testable on the CPU. With events=immediate (the default) every event is complete
+ * when first queried. */
+void vl_sim_complete_stream(vl_device *d, vl_stream s); /* all events recorded so far on s */
+void vl_sim_complete_all(vl_device *d);
+size_t vl_sim_pending_events(vl_device *d);
+/* Device-side counters of the simulation: bytes in plain allocations + mapped chunks. */
+size_t vl_sim_used_bytes(vl_device *d);
+
+#endif

@@ -1,0 +1,36 @@
+/* The frame of every scenario and bench program: parse the command line, open the
+ * device (exit 77 with one line when there is no CUDA device), open the allocator,
+ * open the CSV with its metadata; at the end close everything and check that the
+ * device got its memory back. A program's main() then reads as its experiment. */
+#ifndef VL_PROGRAM_H
+#define VL_PROGRAM_H
+
+#include "alloc.h"
+#include "cli.h"
+#include "csv.h"
+#include "device.h"
+#include "runinfo.h"
+
+typedef struct vl_program {
+    vl_cli cli;
+    vl_device *dev;
+    vl_allocator *alloc;  /* NULL when the program takes no --alloc */
+    vl_csv *csv;
+    vl_run_info info;
+    size_t free_at_start; /* device free bytes once the device was opened */
+} vl_program;
+
+typedef struct vl_program_def {
+    const char *summary;        /* one line for --help */
+    const char *default_alloc;  /* NULL: the program takes no --alloc */
+    int needs_cuda;             /* 1: refuses --device sim (exit 77 unless --device sim given: exit 2) */
+    const vl_cli_opt *options;  /* the program's own options, may be NULL */
+} vl_program_def;
+
+/* Exits on usage errors (2) and when no CUDA device is there (77). */
+void vl_program_start(vl_program *p, const vl_program_def *def, int argc, char **argv);
+/* Closes the allocator and the CSV; reports device memory not given back (a leak)
+ * on stderr and as a failure. Returns the exit status for main(). */
+int vl_program_finish(vl_program *p);
+
+#endif
