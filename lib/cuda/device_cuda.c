@@ -1,0 +1,421 @@
+/* The `cuda` vl_device: a real GPU through the CUDA runtime, plus the driver's
+ * virtual-memory API (cuMemAddressReserve / cuMemCreate / cuMemMap / ...) for
+ * expandable segments.
+ *
+ * No program links libcuda: the driver's VMM functions are looked up at run time
+ * through the (statically linked) runtime's cudaGetDriverEntryPointByVersion, so a
+ * program starts, and exits 77, on a machine without a driver.
+ *
+ * Device selection: open makes the device current on the calling thread (programs
+ * then launch their kernels on it). Every op that creates something on the device
+ * makes the device current for the call and restores the caller's device after:
+ * an allocator serving several GPUs from one thread (the PyTorch plugin) must not
+ * move the caller's current device. */
+#include <cuda.h>
+#include <cudaTypedefs.h>
+#include <cuda_runtime.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cuda/gpu.h"
+#include "device.h"
+#include "exitcodes.h"
+
+const vl_option_doc vl_device_cuda_options[] = {
+    {"device", VL_OPT_INT, "0", NULL, "CUDA device ordinal", 1},
+    {"vmm", VL_OPT_BOOL, "1", NULL,
+     "use the driver's virtual-memory API where the GPU supports it (0: report it unsupported)", 0},
+    {NULL, 0, NULL, NULL, NULL, 0},
+};
+
+/* --- driver entry points (resolved once per process) ------------------------------ */
+
+typedef struct vl_driver_api {
+    int resolved; /* 1: every pointer below is non-NULL */
+    PFN_cuDeviceGet_v2000 cuDeviceGet;
+    PFN_cuDeviceGetAttribute_v2000 cuDeviceGetAttribute;
+    PFN_cuMemGetAllocationGranularity_v10020 cuMemGetAllocationGranularity;
+    PFN_cuMemAddressReserve_v10020 cuMemAddressReserve;
+    PFN_cuMemAddressFree_v10020 cuMemAddressFree;
+    PFN_cuMemCreate_v10020 cuMemCreate;
+    PFN_cuMemRelease_v10020 cuMemRelease;
+    PFN_cuMemMap_v10020 cuMemMap;
+    PFN_cuMemUnmap_v10020 cuMemUnmap;
+    PFN_cuMemSetAccess_v10020 cuMemSetAccess;
+    PFN_cuGetErrorName_v6000 cuGetErrorName;
+} vl_driver_api;
+
+static vl_driver_api driver_api;
+static pthread_once_t driver_api_once = PTHREAD_ONCE_INIT;
+
+/* The ABI version we ask for: the VMM calls have kept their 10.2 signatures. */
+#define VL_DRIVER_ABI_VERSION 12000
+
+static void *driver_symbol(const char *name)
+{
+    void *fn = NULL;
+    enum cudaDriverEntryPointQueryResult found = cudaDriverEntryPointSymbolNotFound;
+    cudaError_t err = cudaGetDriverEntryPointByVersion(name, &fn, VL_DRIVER_ABI_VERSION,
+                                                       cudaEnableDefault, &found);
+    if (err != cudaSuccess || found != cudaDriverEntryPointSuccess) {
+        (void)cudaGetLastError();
+        return NULL;
+    }
+    return fn;
+}
+
+static void resolve_driver_api(void)
+{
+    vl_driver_api *a = &driver_api;
+    a->cuDeviceGet = (PFN_cuDeviceGet_v2000)driver_symbol("cuDeviceGet");
+    a->cuDeviceGetAttribute = (PFN_cuDeviceGetAttribute_v2000)driver_symbol("cuDeviceGetAttribute");
+    a->cuMemGetAllocationGranularity =
+        (PFN_cuMemGetAllocationGranularity_v10020)driver_symbol("cuMemGetAllocationGranularity");
+    a->cuMemAddressReserve = (PFN_cuMemAddressReserve_v10020)driver_symbol("cuMemAddressReserve");
+    a->cuMemAddressFree = (PFN_cuMemAddressFree_v10020)driver_symbol("cuMemAddressFree");
+    a->cuMemCreate = (PFN_cuMemCreate_v10020)driver_symbol("cuMemCreate");
+    a->cuMemRelease = (PFN_cuMemRelease_v10020)driver_symbol("cuMemRelease");
+    a->cuMemMap = (PFN_cuMemMap_v10020)driver_symbol("cuMemMap");
+    a->cuMemUnmap = (PFN_cuMemUnmap_v10020)driver_symbol("cuMemUnmap");
+    a->cuMemSetAccess = (PFN_cuMemSetAccess_v10020)driver_symbol("cuMemSetAccess");
+    a->cuGetErrorName = (PFN_cuGetErrorName_v6000)driver_symbol("cuGetErrorName");
+    a->resolved = a->cuDeviceGet && a->cuDeviceGetAttribute && a->cuMemGetAllocationGranularity && a->cuMemAddressReserve &&
+                  a->cuMemAddressFree && a->cuMemCreate && a->cuMemRelease && a->cuMemMap &&
+                  a->cuMemUnmap && a->cuMemSetAccess && a->cuGetErrorName;
+}
+
+static const char *driver_error_name(CUresult r)
+{
+    const char *name = NULL;
+    if (driver_api.cuGetErrorName == NULL || driver_api.cuGetErrorName(r, &name) != CUDA_SUCCESS ||
+        name == NULL)
+        return "CUDA_ERROR_UNKNOWN";
+    return name;
+}
+
+/* --- the device's private state ------------------------------------------------------- */
+
+/* Events are recorded on every cross-stream free; creating one each time costs a
+ * driver call, so released events go back to a pool. Invariant: every event in
+ * pool[0..npool) was created on this device with cudaEventDisableTiming and is not
+ * in use by any caller. */
+typedef struct cuda_impl {
+    int ordinal;
+    CUdevice cu_device;
+    int vmm;                      /* VMM usable: supported by the GPU, entry points found, enabled */
+    CUmemAllocationProp prop;     /* pinned device memory on this device */
+    CUmemAccessDesc access;       /* read-write from this device */
+    pthread_mutex_t pool_lock;
+    cudaEvent_t *pool;
+    size_t npool, pool_cap;
+} cuda_impl;
+
+static cuda_impl *impl_of(vl_device *d) { return (cuda_impl *)d->impl; }
+
+/* Makes the device current for one op; returns the caller's device to restore, or -1
+ * when it did not change (the common case: one GPU). */
+static int device_enter(const cuda_impl *c)
+{
+    int current = -1;
+    VL_CUDA_CHECK(cudaGetDevice(&current));
+    if (current == c->ordinal) return -1;
+    VL_CUDA_CHECK(cudaSetDevice(c->ordinal));
+    return current;
+}
+
+static void device_leave(int previous)
+{
+    if (previous >= 0) VL_CUDA_CHECK(cudaSetDevice(previous));
+}
+
+static int runtime_failure(const char *call, cudaError_t err)
+{
+    fprintf(stderr, "device cuda: %s: %s: %s\n", call, cudaGetErrorName(err), cudaGetErrorString(err));
+    return VL_DEV_ERROR;
+}
+
+static int driver_failure(const char *call, CUresult r)
+{
+    fprintf(stderr, "device cuda: %s: %s\n", call, driver_error_name(r));
+    return VL_DEV_ERROR;
+}
+
+/* --- plain allocation ----------------------------------------------------------------- */
+
+static int cuda_mem_alloc(vl_device *d, size_t size, void **out)
+{
+    int prev = device_enter(impl_of(d));
+    void *p = NULL;
+    cudaError_t err = cudaMalloc(&p, size);
+    device_leave(prev);
+    if (err == cudaErrorMemoryAllocation) {
+        (void)cudaGetLastError(); /* an OOM is a result: do not leave it as the sticky last error */
+        *out = NULL;
+        return VL_DEV_OOM;
+    }
+    if (err != cudaSuccess) return runtime_failure("cudaMalloc", err);
+    *out = p;
+    return VL_DEV_OK;
+}
+
+static int cuda_mem_free(vl_device *d, void *ptr, size_t size)
+{
+    (void)size;
+    if (ptr == NULL) return VL_DEV_OK;
+    int prev = device_enter(impl_of(d));
+    cudaError_t err = cudaFree(ptr);
+    device_leave(prev);
+    return err == cudaSuccess ? VL_DEV_OK : runtime_failure("cudaFree", err);
+}
+
+/* --- virtual memory ---------------------------------------------------------------------- */
+
+static int cuda_va_reserve(vl_device *d, size_t size, void **out)
+{
+    cuda_impl *c = impl_of(d);
+    if (!c->vmm) return VL_DEV_UNSUPPORTED;
+    CUdeviceptr p = 0;
+    CUresult r = driver_api.cuMemAddressReserve(&p, size, d->granularity, 0, 0);
+    if (r == CUDA_ERROR_OUT_OF_MEMORY) return VL_DEV_OOM; /* address space exhausted */
+    if (r != CUDA_SUCCESS) return driver_failure("cuMemAddressReserve", r);
+    *out = (void *)(uintptr_t)p;
+    return VL_DEV_OK;
+}
+
+static int cuda_va_release(vl_device *d, void *addr, size_t size)
+{
+    if (!impl_of(d)->vmm) return VL_DEV_UNSUPPORTED;
+    CUresult r = driver_api.cuMemAddressFree((CUdeviceptr)(uintptr_t)addr, size);
+    return r == CUDA_SUCCESS ? VL_DEV_OK : driver_failure("cuMemAddressFree", r);
+}
+
+/* The physical allocation's handle is released right after mapping: the driver keeps
+ * the memory alive while it is mapped and frees it at unmap, so no table of handles
+ * is needed and unmap is one call. */
+static int cuda_map(vl_device *d, void *addr, size_t size)
+{
+    cuda_impl *c = impl_of(d);
+    if (!c->vmm) return VL_DEV_UNSUPPORTED;
+    CUdeviceptr va = (CUdeviceptr)(uintptr_t)addr;
+    CUmemGenericAllocationHandle handle = 0;
+    CUresult r = driver_api.cuMemCreate(&handle, size, &c->prop, 0);
+    if (r == CUDA_ERROR_OUT_OF_MEMORY) return VL_DEV_OOM;
+    if (r != CUDA_SUCCESS) return driver_failure("cuMemCreate", r);
+    r = driver_api.cuMemMap(va, size, 0, handle, 0);
+    if (r != CUDA_SUCCESS) {
+        driver_api.cuMemRelease(handle);
+        return r == CUDA_ERROR_OUT_OF_MEMORY ? VL_DEV_OOM : driver_failure("cuMemMap", r);
+    }
+    r = driver_api.cuMemRelease(handle);
+    if (r != CUDA_SUCCESS) {
+        driver_api.cuMemUnmap(va, size);
+        return driver_failure("cuMemRelease", r);
+    }
+    r = driver_api.cuMemSetAccess(va, size, &c->access, 1);
+    if (r != CUDA_SUCCESS) {
+        driver_api.cuMemUnmap(va, size);
+        return r == CUDA_ERROR_OUT_OF_MEMORY ? VL_DEV_OOM : driver_failure("cuMemSetAccess", r);
+    }
+    return VL_DEV_OK;
+}
+
+static int cuda_unmap(vl_device *d, void *addr, size_t size)
+{
+    if (!impl_of(d)->vmm) return VL_DEV_UNSUPPORTED;
+    CUresult r = driver_api.cuMemUnmap((CUdeviceptr)(uintptr_t)addr, size);
+    return r == CUDA_SUCCESS ? VL_DEV_OK : driver_failure("cuMemUnmap", r);
+}
+
+/* --- events ------------------------------------------------------------------------------- */
+
+static int cuda_event_record(vl_device *d, vl_stream s, vl_event *out)
+{
+    cuda_impl *c = impl_of(d);
+    cudaEvent_t e = NULL;
+    pthread_mutex_lock(&c->pool_lock);
+    if (c->npool > 0) e = c->pool[--c->npool];
+    pthread_mutex_unlock(&c->pool_lock);
+
+    int prev = device_enter(c);
+    cudaError_t err = cudaSuccess;
+    if (e == NULL) err = cudaEventCreateWithFlags(&e, cudaEventDisableTiming);
+    if (err == cudaSuccess) {
+        err = cudaEventRecord(e, (cudaStream_t)s);
+        if (err != cudaSuccess) cudaEventDestroy(e);
+    }
+    device_leave(prev);
+    if (err != cudaSuccess) return runtime_failure("cudaEventRecord", err);
+    *out = (vl_event)e;
+    return VL_DEV_OK;
+}
+
+static int cuda_event_query(vl_device *d, vl_event e)
+{
+    (void)d;
+    cudaError_t err = cudaEventQuery((cudaEvent_t)e);
+    if (err == cudaSuccess) return 1;
+    if (err == cudaErrorNotReady) return 0;
+    runtime_failure("cudaEventQuery", err);
+    return -1;
+}
+
+static void cuda_event_release(vl_device *d, vl_event e)
+{
+    cuda_impl *c = impl_of(d);
+    if (e == NULL) return;
+    pthread_mutex_lock(&c->pool_lock);
+    if (c->npool == c->pool_cap) {
+        size_t cap = c->pool_cap ? c->pool_cap * 2 : 64;
+        cudaEvent_t *grown = realloc(c->pool, cap * sizeof *grown);
+        if (grown != NULL) {
+            c->pool = grown;
+            c->pool_cap = cap;
+        }
+    }
+    int pooled = c->npool < c->pool_cap;
+    if (pooled) c->pool[c->npool++] = (cudaEvent_t)e;
+    pthread_mutex_unlock(&c->pool_lock);
+    if (!pooled) VL_CUDA_CHECK(cudaEventDestroy((cudaEvent_t)e));
+}
+
+/* --- the rest -------------------------------------------------------------------------------- */
+
+static int cuda_synchronize(vl_device *d)
+{
+    int prev = device_enter(impl_of(d));
+    cudaError_t err = cudaDeviceSynchronize();
+    device_leave(prev);
+    return err == cudaSuccess ? VL_DEV_OK : runtime_failure("cudaDeviceSynchronize", err);
+}
+
+static int cuda_mem_info(vl_device *d, size_t *free_bytes, size_t *total_bytes)
+{
+    int prev = device_enter(impl_of(d));
+    cudaError_t err = cudaMemGetInfo(free_bytes, total_bytes);
+    device_leave(prev);
+    return err == cudaSuccess ? VL_DEV_OK : runtime_failure("cudaMemGetInfo", err);
+}
+
+static void cuda_close(vl_device *d)
+{
+    if (d == NULL) return;
+    cuda_impl *c = impl_of(d);
+    if (c != NULL) {
+        int prev = device_enter(c);
+        for (size_t i = 0; i < c->npool; i++) VL_CUDA_CHECK(cudaEventDestroy(c->pool[i]));
+        device_leave(prev);
+        free(c->pool);
+        pthread_mutex_destroy(&c->pool_lock);
+        free(c);
+    }
+    free(d);
+}
+
+static const vl_device_ops cuda_ops = {
+    .mem_alloc = cuda_mem_alloc,
+    .mem_free = cuda_mem_free,
+    .va_reserve = cuda_va_reserve,
+    .va_release = cuda_va_release,
+    .map = cuda_map,
+    .unmap = cuda_unmap,
+    .event_record = cuda_event_record,
+    .event_query = cuda_event_query,
+    .event_release = cuda_event_release,
+    .synchronize = cuda_synchronize,
+    .mem_info = cuda_mem_info,
+    .close = cuda_close,
+};
+
+/* --- open -------------------------------------------------------------------------------------- */
+
+static void format_version(char *buf, size_t len, int v)
+{
+    snprintf(buf, len, "%d.%d", v / 1000, (v % 1000) / 10);
+}
+
+/* Fills the VMM part of d: granularity and whether map/unmap work. */
+static void probe_vmm(vl_device *d, cuda_impl *c, int wanted)
+{
+    pthread_once(&driver_api_once, resolve_driver_api);
+    d->granularity = 2u << 20; /* what every GPU so far reports; used only if VMM is off */
+    if (!driver_api.resolved) return;
+    if (driver_api.cuDeviceGet(&c->cu_device, c->ordinal) != CUDA_SUCCESS) return;
+    int supported = 0; /* the runtime has no attribute for it: ask the driver */
+    if (driver_api.cuDeviceGetAttribute(&supported, CU_DEVICE_ATTRIBUTE_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED,
+                                        c->cu_device) != CUDA_SUCCESS || !supported)
+        return;
+
+    memset(&c->prop, 0, sizeof c->prop);
+    c->prop.type = CU_MEM_ALLOCATION_TYPE_PINNED;
+    c->prop.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+    c->prop.location.id = c->cu_device;
+    memset(&c->access, 0, sizeof c->access);
+    c->access.location = c->prop.location;
+    c->access.flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
+
+    size_t g = 0;
+    if (driver_api.cuMemGetAllocationGranularity(&g, &c->prop, CU_MEM_ALLOC_GRANULARITY_MINIMUM) !=
+            CUDA_SUCCESS || g == 0)
+        return;
+    d->granularity = g;
+    c->vmm = wanted;
+    d->vmm_supported = c->vmm;
+}
+
+vl_device *vl_device_cuda_open(const vl_spec *spec, int *status, char *err, size_t errlen)
+{
+    char why[256];
+    if (!vl_cuda_available(why, sizeof why)) {
+        snprintf(err, errlen, "%s", why);
+        *status = VL_EXIT_SKIP;
+        return NULL;
+    }
+    int ordinal = (int)vl_spec_int(spec, "device");
+    int count = 0;
+    VL_CUDA_CHECK(cudaGetDeviceCount(&count));
+    if (ordinal < 0 || ordinal >= count) {
+        snprintf(err, errlen, "no CUDA device: device=%d asked for, %d present", ordinal, count);
+        *status = VL_EXIT_SKIP;
+        return NULL;
+    }
+
+    vl_device *d = calloc(1, sizeof *d);
+    cuda_impl *c = calloc(1, sizeof *c);
+    if (d == NULL || c == NULL) {
+        free(d);
+        free(c);
+        snprintf(err, errlen, "device cuda: out of host memory");
+        *status = VL_EXIT_FAIL;
+        return NULL;
+    }
+    c->ordinal = ordinal;
+    pthread_mutex_init(&c->pool_lock, NULL);
+
+    d->ops = &cuda_ops;
+    d->kind = "cuda";
+    d->simulated = 0;
+    d->ordinal = ordinal;
+    d->impl = c;
+    snprintf(d->spec, sizeof d->spec, "%s", spec->text);
+
+    VL_CUDA_CHECK(cudaSetDevice(ordinal));
+    VL_CUDA_CHECK(cudaFree(0)); /* create the context now, not inside the first timed call */
+
+    struct cudaDeviceProp props;
+    VL_CUDA_CHECK(cudaGetDeviceProperties(&props, ordinal));
+    /* props.name is 256 bytes; GPU names are far shorter, so cut, don't fail. */
+    memcpy(d->name, props.name, sizeof d->name - 1);
+    d->name[sizeof d->name - 1] = '\0';
+    d->total_bytes = props.totalGlobalMem;
+
+    int v = 0;
+    VL_CUDA_CHECK(cudaDriverGetVersion(&v));
+    format_version(d->driver_version, sizeof d->driver_version, v);
+    VL_CUDA_CHECK(cudaRuntimeGetVersion(&v));
+    format_version(d->runtime_version, sizeof d->runtime_version, v);
+
+    probe_vmm(d, c, vl_spec_bool(spec, "vmm"));
+    return d;
+}
