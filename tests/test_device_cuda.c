@@ -1,0 +1,199 @@
+/* The `cuda` vl_device on a real GPU: open fills the description, plain and VMM
+ * memory can be written and read back, out-of-memory is a result (VL_DEV_OOM) that
+ * leaves the runtime usable, events report completion of the work before them.
+ * Every test is skipped (not passed) on a machine without a CUDA device. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "cuda/gpu.h"
+#include "device.h"
+#include "exitcodes.h"
+#include "kernels/spin.h"
+
+static vl_device *open_or_skip(const char *spec)
+{
+    char why[256];
+    if (!vl_cuda_available(why, sizeof why)) {
+        print_message("%s\n", why);
+        skip();
+    }
+    int status = -1;
+    char err[256] = "";
+    vl_device *d = vl_device_open(spec, &status, err, sizeof err);
+    if (d == NULL) fail_msg("vl_device_open(%s): status %d: %s", spec, status, err);
+    return d;
+}
+
+static int is_power_of_two(size_t x) { return x != 0 && (x & (x - 1)) == 0; }
+
+static void test_open_describes_the_device(void **state)
+{
+    (void)state;
+    vl_device *d = open_or_skip("cuda");
+    assert_string_equal(d->kind, "cuda");
+    assert_int_equal(d->simulated, 0);
+    assert_int_equal(d->ordinal, 0);
+    assert_true(strlen(d->name) > 0);
+    assert_true(d->total_bytes > ((size_t)1 << 30));
+    assert_non_null(strchr(d->driver_version, '.'));
+    assert_non_null(strchr(d->runtime_version, '.'));
+    assert_true(is_power_of_two(d->granularity));
+    assert_true(d->granularity >= 4096);
+    size_t free_bytes = 0, total_bytes = 0;
+    assert_int_equal(d->ops->mem_info(d, &free_bytes, &total_bytes), VL_DEV_OK);
+    assert_true(free_bytes > 0 && free_bytes <= total_bytes);
+    vl_device_close(d);
+}
+
+static void test_missing_ordinal_is_a_skip(void **state)
+{
+    (void)state;
+    char why[256];
+    if (!vl_cuda_available(why, sizeof why)) skip();
+    int status = -1;
+    char err[256] = "";
+    assert_null(vl_device_open("cuda:device=4096", &status, err, sizeof err));
+    assert_int_equal(status, VL_EXIT_SKIP);
+    assert_true(strncmp(err, "no CUDA device", 14) == 0);
+}
+
+/* Writes a pattern through the runtime and reads it back: the memory is real. */
+static void check_round_trip(void *dev_ptr, size_t bytes)
+{
+    size_t n = bytes / sizeof(uint32_t);
+    uint32_t *host = malloc(bytes);
+    assert_non_null(host);
+    for (size_t i = 0; i < n; i++) host[i] = (uint32_t)(i * 2654435761u);
+    VL_CUDA_CHECK(cudaMemcpy(dev_ptr, host, bytes, cudaMemcpyHostToDevice));
+    memset(host, 0, bytes);
+    VL_CUDA_CHECK(cudaMemcpy(host, dev_ptr, bytes, cudaMemcpyDeviceToHost));
+    for (size_t i = 0; i < n; i++)
+        if (host[i] != (uint32_t)(i * 2654435761u)) fail_msg("word %zu read back wrong", i);
+    free(host);
+}
+
+static void test_plain_alloc_round_trip_and_oom(void **state)
+{
+    (void)state;
+    vl_device *d = open_or_skip("cuda");
+    size_t free_before = 0, free_after = 0, total = 0;
+    assert_int_equal(d->ops->mem_info(d, &free_before, &total), VL_DEV_OK);
+
+    void *p = NULL;
+    const size_t bytes = (size_t)64 << 20;
+    assert_int_equal(d->ops->mem_alloc(d, bytes, &p), VL_DEV_OK);
+    assert_non_null(p);
+    check_round_trip(p, bytes);
+    assert_int_equal(d->ops->mem_info(d, &free_after, &total), VL_DEV_OK);
+    assert_true(free_before - free_after >= bytes);
+    assert_int_equal(d->ops->mem_free(d, p, bytes), VL_DEV_OK);
+
+    /* Twice the device: an OOM result, and the runtime carries no sticky error. */
+    void *huge = (void *)1;
+    assert_int_equal(d->ops->mem_alloc(d, 2 * d->total_bytes, &huge), VL_DEV_OOM);
+    assert_null(huge);
+    assert_int_equal(cudaGetLastError(), cudaSuccess);
+    assert_int_equal(d->ops->mem_alloc(d, 4096, &p), VL_DEV_OK);
+    assert_int_equal(d->ops->mem_free(d, p, 4096), VL_DEV_OK);
+    vl_device_close(d);
+}
+
+static void test_vmm_map_round_trip_and_release(void **state)
+{
+    (void)state;
+    vl_device *d = open_or_skip("cuda");
+    if (!d->vmm_supported) {
+        vl_device_close(d);
+        print_message("this GPU has no VMM support\n");
+        skip();
+    }
+    const size_t g = d->granularity;
+    const size_t range = 8 * g;
+    void *va = NULL;
+    assert_int_equal(d->ops->va_reserve(d, range, &va), VL_DEV_OK);
+    assert_non_null(va);
+    assert_int_equal((uintptr_t)va % g, 0);
+
+    size_t free0 = 0, free1 = 0, free2 = 0, total = 0;
+    assert_int_equal(d->ops->mem_info(d, &free0, &total), VL_DEV_OK);
+    /* Two separate maps side by side make one contiguous, usable range. */
+    char *base = va;
+    assert_int_equal(d->ops->map(d, base, 2 * g), VL_DEV_OK);
+    assert_int_equal(d->ops->map(d, base + 2 * g, 2 * g), VL_DEV_OK);
+    check_round_trip(base, 4 * g);
+    assert_int_equal(d->ops->mem_info(d, &free1, &total), VL_DEV_OK);
+    assert_true(free0 - free1 >= 4 * g);
+
+    /* Unmap gives the physical memory back at once. */
+    assert_int_equal(d->ops->unmap(d, base + 2 * g, 2 * g), VL_DEV_OK);
+    assert_int_equal(d->ops->unmap(d, base, 2 * g), VL_DEV_OK);
+    assert_int_equal(d->ops->mem_info(d, &free2, &total), VL_DEV_OK);
+    assert_true(free2 >= free1 + 4 * g);
+
+    /* A mapping larger than the device is an OOM result and leaves the range usable. */
+    void *big = NULL;
+    size_t big_size = (2 * d->total_bytes + g - 1) / g * g;
+    assert_int_equal(d->ops->va_reserve(d, big_size, &big), VL_DEV_OK);
+    assert_int_equal(d->ops->map(d, big, big_size), VL_DEV_OOM);
+    assert_int_equal(d->ops->va_release(d, big, big_size), VL_DEV_OK);
+    assert_int_equal(d->ops->map(d, base, g), VL_DEV_OK);
+    check_round_trip(base, g);
+    assert_int_equal(d->ops->unmap(d, base, g), VL_DEV_OK);
+
+    assert_int_equal(d->ops->va_release(d, va, range), VL_DEV_OK);
+    vl_device_close(d);
+}
+
+static void test_vmm_disabled_by_option(void **state)
+{
+    (void)state;
+    vl_device *d = open_or_skip("cuda:vmm=0");
+    assert_int_equal(d->vmm_supported, 0);
+    void *va = NULL;
+    assert_int_equal(d->ops->va_reserve(d, d->granularity, &va), VL_DEV_UNSUPPORTED);
+    vl_device_close(d);
+}
+
+static void test_event_completes_after_the_work_before_it(void **state)
+{
+    (void)state;
+    vl_device *d = open_or_skip("cuda");
+    cudaStream_t s;
+    VL_CUDA_CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+    vl_spin(s, 200u * 1000u * 1000u); /* 200 ms: the query below comes long before its end */
+    vl_event e = NULL;
+    assert_int_equal(d->ops->event_record(d, (vl_stream)s, &e), VL_DEV_OK);
+    assert_int_equal(d->ops->event_query(d, e), 0);
+    VL_CUDA_CHECK(cudaStreamSynchronize(s));
+    assert_int_equal(d->ops->event_query(d, e), 1);
+    d->ops->event_release(d, e);
+
+    /* A pooled event is reused and records afresh. */
+    vl_event again = NULL;
+    assert_int_equal(d->ops->event_record(d, (vl_stream)s, &again), VL_DEV_OK);
+    assert_ptr_equal(again, e);
+    assert_int_equal(d->ops->synchronize(d), VL_DEV_OK);
+    assert_int_equal(d->ops->event_query(d, again), 1);
+    d->ops->event_release(d, again);
+    VL_CUDA_CHECK(cudaStreamDestroy(s));
+    vl_device_close(d);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_open_describes_the_device),
+        cmocka_unit_test(test_missing_ordinal_is_a_skip),
+        cmocka_unit_test(test_plain_alloc_round_trip_and_oom),
+        cmocka_unit_test(test_vmm_map_round_trip_and_release),
+        cmocka_unit_test(test_vmm_disabled_by_option),
+        cmocka_unit_test(test_event_completes_after_the_work_before_it),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
