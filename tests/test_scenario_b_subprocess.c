@@ -1,0 +1,216 @@
+/* lib/scenario/subprocess: children report through the channel, their endings are
+ * told apart (exit status, signal, killed after a deadline), releases reach the right
+ * child even with siblings alive, and exec passes the channel through the environment. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "scenario/subprocess.h"
+
+static int report_and_exit(void *arg, int fd)
+{
+    int value = *(int *)arg;
+    return vl_fd_write_full(fd, &value, sizeof value) == 0 ? 7 : 1;
+}
+
+static void test_child_reports_and_exit_status_is_kept(void **state)
+{
+    (void)state;
+    vl_child c;
+    int sent = 12345, got = 0;
+    assert_int_equal(vl_child_fork(&c, report_and_exit, &sent), 0);
+    assert_int_equal(vl_child_read(&c, &got, sizeof got, 5000), 1);
+    assert_int_equal(got, 12345);
+    vl_child_end e = vl_child_wait(&c, 5000);
+    assert_int_equal(e.kind, VL_CHILD_EXITED);
+    assert_int_equal(e.code, 7);
+    assert_int_equal(c.pid, -1);
+    assert_int_equal(c.fd, -1);
+    /* a second wait is harmless */
+    assert_int_equal(vl_child_wait(&c, 10).kind, VL_CHILD_WAIT_FAILED);
+}
+
+static int crash(void *arg, int fd)
+{
+    (void)arg;
+    (void)fd;
+    signal(SIGABRT, SIG_DFL);
+    abort();
+}
+
+static void test_crash_is_a_signal_and_read_sees_eof(void **state)
+{
+    (void)state;
+    vl_child c;
+    int got;
+    assert_int_equal(vl_child_fork(&c, crash, NULL), 0);
+    assert_int_equal(vl_child_read(&c, &got, sizeof got, 5000), 0);
+    vl_child_end e = vl_child_wait(&c, 5000);
+    assert_int_equal(e.kind, VL_CHILD_SIGNALED);
+    assert_int_equal(e.code, SIGABRT);
+    char buf[64];
+    assert_string_equal(vl_child_end_text(e, buf, sizeof buf), "signal 6");
+}
+
+static int hang(void *arg, int fd)
+{
+    (void)arg;
+    (void)fd;
+    for (;;) pause();
+    return 0;
+}
+
+static void test_hanging_child_times_out_and_is_killed(void **state)
+{
+    (void)state;
+    vl_child c;
+    int got;
+    assert_int_equal(vl_child_fork(&c, hang, NULL), 0);
+    assert_int_equal(vl_child_read(&c, &got, sizeof got, 50), -1);
+    vl_child_end e = vl_child_wait(&c, 50);
+    assert_int_equal(e.kind, VL_CHILD_KILLED);
+}
+
+static int half_message(void *arg, int fd)
+{
+    (void)arg;
+    char two[2] = {1, 2};
+    vl_fd_write_full(fd, two, sizeof two);
+    return 0;
+}
+
+static void test_short_message_is_an_error(void **state)
+{
+    (void)state;
+    vl_child c;
+    int64_t got;
+    assert_int_equal(vl_child_fork(&c, half_message, NULL), 0);
+    assert_int_equal(vl_child_read(&c, &got, sizeof got, 5000), -1);
+    assert_int_equal(vl_child_wait(&c, 5000).kind, VL_CHILD_EXITED);
+}
+
+/* A worker of a pool: says "ready" with its number, waits for the release (EOF),
+ * exits with its number. */
+static int pool_worker(void *arg, int fd)
+{
+    int id = *(int *)arg;
+    char byte;
+    if (vl_fd_write_full(fd, &id, sizeof id) != 0) return 100;
+    return vl_fd_read_full(fd, &byte, 1) == 0 ? id : 101;
+}
+
+static void test_release_reaches_each_worker_with_siblings_alive(void **state)
+{
+    (void)state;
+    enum { N = 4 };
+    vl_child c[N];
+    int ids[N];
+    for (int i = 0; i < N; i++) {
+        ids[i] = 10 + i;
+        assert_int_equal(vl_child_fork(&c[i], pool_worker, &ids[i]), 0);
+    }
+    for (int i = 0; i < N; i++) {
+        int got = -1;
+        assert_int_equal(vl_child_read(&c[i], &got, sizeof got, 5000), 1);
+        assert_int_equal(got, 10 + i);
+    }
+    /* Release in reverse order: each release must reach its own worker. */
+    for (int i = N - 1; i >= 0; i--) {
+        vl_child_release(&c[i]);
+        vl_child_end e = vl_child_wait(&c[i], 5000);
+        assert_int_equal(e.kind, VL_CHILD_EXITED);
+        assert_int_equal(e.code, 10 + i);
+    }
+}
+
+/* Exits 0 when the fd given as arg (the parent's end of a sibling's channel) is not
+ * open in this child. */
+static int sibling_fd_closed(void *arg, int fd)
+{
+    (void)fd;
+    return fcntl(*(int *)arg, F_GETFD) < 0 ? 0 : 1;
+}
+
+static void test_forked_child_holds_no_sibling_channel(void **state)
+{
+    (void)state;
+    vl_child a, b;
+    int id = 1;
+    assert_int_equal(vl_child_fork(&a, pool_worker, &id), 0);
+    assert_int_equal(vl_child_fork(&b, sibling_fd_closed, &a.fd), 0);
+    vl_child_end e = vl_child_wait(&b, 5000);
+    assert_int_equal(e.kind, VL_CHILD_EXITED);
+    assert_int_equal(e.code, 0);
+    vl_child_release(&a);
+    assert_int_equal(vl_child_wait(&a, 5000).code, 1);
+}
+
+static void test_exec_passes_the_channel(void **state)
+{
+    (void)state;
+    vl_child c;
+    /* The shell writes "ok" to the fd named in the variable. */
+    char *const argv[] = {"/bin/sh", "-c", "printf ok >&$VL_TEST_FD", NULL};
+    assert_int_equal(vl_child_exec(&c, "/bin/sh", argv, "VL_TEST_FD"), 0);
+    char got[3] = {0};
+    assert_int_equal(vl_child_read(&c, got, 2, 5000), 1);
+    assert_string_equal(got, "ok");
+    vl_child_end e = vl_child_wait(&c, 5000);
+    assert_int_equal(e.kind, VL_CHILD_EXITED);
+    assert_int_equal(e.code, 0);
+}
+
+static void test_exec_of_missing_program_exits_127(void **state)
+{
+    (void)state;
+    vl_child c;
+    char *const argv[] = {"/nonexistent/vl_prog", NULL};
+    assert_int_equal(vl_child_exec(&c, argv[0], argv, "VL_TEST_FD"), 0);
+    vl_child_end e = vl_child_wait(&c, 5000);
+    assert_int_equal(e.kind, VL_CHILD_EXITED);
+    assert_int_equal(e.code, 127);
+}
+
+static void test_fd_from_env(void **state)
+{
+    (void)state;
+    unsetenv("VL_TEST_FD2");
+    assert_int_equal(vl_child_fd_from_env("VL_TEST_FD2"), -1);
+    setenv("VL_TEST_FD2", "12x", 1);
+    assert_int_equal(vl_child_fd_from_env("VL_TEST_FD2"), -1);
+    int fds[2];
+    assert_int_equal(pipe(fds), 0);
+    char num[16];
+    snprintf(num, sizeof num, "%d", fds[0]);
+    setenv("VL_TEST_FD2", num, 1);
+    assert_int_equal(vl_child_fd_from_env("VL_TEST_FD2"), fds[0]);
+    close(fds[0]);
+    close(fds[1]);
+    /* a number that is no open fd */
+    assert_int_equal(vl_child_fd_from_env("VL_TEST_FD2"), -1);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_child_reports_and_exit_status_is_kept),
+        cmocka_unit_test(test_crash_is_a_signal_and_read_sees_eof),
+        cmocka_unit_test(test_hanging_child_times_out_and_is_killed),
+        cmocka_unit_test(test_short_message_is_an_error),
+        cmocka_unit_test(test_release_reaches_each_worker_with_siblings_alive),
+        cmocka_unit_test(test_forked_child_holds_no_sibling_channel),
+        cmocka_unit_test(test_exec_passes_the_channel),
+        cmocka_unit_test(test_exec_of_missing_program_exits_127),
+        cmocka_unit_test(test_fd_from_env),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
