@@ -24,10 +24,10 @@
 #include "exitcodes.h"
 
 const vl_option_doc vl_device_cuda_options[] = {
-    {"device", VL_OPT_INT, "0", NULL, "CUDA device ordinal", 1},
-    {"vmm", VL_OPT_BOOL, "1", NULL,
-     "use the driver's virtual-memory API where the GPU supports it (0: report it unsupported)", 0},
-    {NULL, 0, NULL, NULL, NULL, 0},
+    {.key = "device", .kind = VL_OPT_INT, .default_value = "0", .help = "CUDA device ordinal", .positional = 1},
+    {.key = "vmm", .kind = VL_OPT_BOOL, .default_value = "1",
+     .help = "use the driver's virtual-memory API where the GPU supports it (0: report it unsupported)"},
+    {.key = NULL},
 };
 
 /* --- driver entry points (resolved once per process) ------------------------------ */

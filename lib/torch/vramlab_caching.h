@@ -1,0 +1,58 @@
+/* libvramlab_caching.so: vramlab's allocators behind PyTorch's pluggable-allocator
+ * ABI (torch.cuda.memory.CUDAPluggableAllocator(path, "vl_alloc", "vl_free")).
+ *
+ * Configuration: the environment variable VRAMLAB_ALLOC holds an allocator SPEC
+ * (default "caching"; e.g. "caching:segments=expandable"; `--alloc help` of any
+ * vramlab program lists the options). It is read once, when a device first
+ * allocates. One allocator per CUDA device, opened lazily and thread-safely on
+ * that device's first allocation. A bad SPEC or a failed open prints one line on
+ * stderr and every allocation on that device returns NULL (PyTorch then reports
+ * an out-of-memory error).
+ *
+ * The library links the CUDA runtime statically and exports only the functions
+ * below, so it works in any process (PyTorch brings its own libcudart; both
+ * runtimes share the driver's primary context and streams).
+ *
+ * Memory still cached at process exit is not returned explicitly: PyTorch may free
+ * tensors after the CUDA context is gone, and the driver reclaims it all anyway. */
+#ifndef VRAMLAB_CACHING_H
+#define VRAMLAB_CACHING_H
+
+#include <cuda_runtime_api.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* PyTorch's pluggable-allocator entry points. size 0 gives NULL. NULL for size > 0
+ * means out of memory (after the allocator released its cache and retried). */
+void *vl_alloc(ssize_t size, int device, cudaStream_t stream);
+/* size and stream are those of the vl_alloc call that returned ptr. */
+void vl_free(void *ptr, ssize_t size, int device, cudaStream_t stream);
+
+/* Helpers (for ctypes or C callers). device < 0 means every device opened so far. */
+
+/* ptr (from vl_alloc on device) is also used on stream: its reuse after vl_free
+ * waits for the work queued on stream so far (PyTorch's record_stream).
+ * Returns 0, or -1 when the allocator does not support it. */
+int vl_torch_record_stream(void *ptr, int device, cudaStream_t stream);
+/* Releases cached memory to the device (torch.cuda.empty_cache); returns bytes released. */
+size_t vl_torch_trim(int device);
+/* One statistic by its vl_alloc_stats field name ("peak_reserved_bytes",
+ * "allocated_bytes", "ooms", ...); -1 when unknown, the device has no allocator yet,
+ * or the name is not a field. device must be >= 0. */
+int64_t vl_torch_stat(int device, const char *name);
+/* Peaks := current values. */
+void vl_torch_reset_peaks(int device);
+/* Writes the allocator's statistics and memory summary to stderr. */
+void vl_torch_print_summary(int device);
+/* The SPEC in use ("" before the first allocation). */
+const char *vl_torch_spec(void);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

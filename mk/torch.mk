@@ -1,0 +1,52 @@
+# PyTorch integration (issue 3, GPU part): the pluggable-allocator library, the C++
+# speed comparison against PyTorch's own allocator, the GPU-box test that trains on
+# both allocators, and the recording of PyTorch allocation traces.
+#   make plugin          build/lib/libvramlab_caching.so (also part of `all`)
+#   make torch-compare   build/bin/torch_alloc_compare (needs torch's C++ headers/libs)
+#   make test-gpu-torch  training on vramlab's allocator == on PyTorch's (GPU + torch)
+#   make torch-traces    records snapshot traces into results/traces/ (GPU + torch)
+
+PLUGIN_SO := $(BUILD)/lib/libvramlab_caching.so
+TORCH_COMPARE := $(BUILD)/bin/torch_alloc_compare
+
+.PHONY: plugin torch-compare test-gpu-torch torch-traces
+all: plugin
+plugin: $(PLUGIN_SO)
+
+# Static cudart (LDLIBS), nothing exported but the C API: loaded into PyTorch, the
+# library neither clashes with torch's libcudart nor needs a libcudart of its own.
+$(PLUGIN_SO): $(BUILD)/obj/lib/torch/vramlab_caching.o $(LIB_A) lib/torch/exports.map
+	@mkdir -p $(@D)
+	$(CC) -shared $(LDFLAGS) -Wl,-soname,libvramlab_caching.so -Wl,--version-script=lib/torch/exports.map \
+	  -Wl,--exclude-libs,ALL $(if $(SAN),,-Wl,-z,defs) $< $(LIB_A) $(LDLIBS) -o $@
+
+# torch's folder, found without importing torch (an import takes seconds).
+TORCH_DIR = $(shell python3 -c 'import importlib.util as u,os; s=u.find_spec("torch"); print(os.path.dirname(s.origin) if s else "")' 2>/dev/null)
+CXX ?= g++
+ifeq ($(origin CXX),default)
+CXX := g++
+endif
+
+torch-compare:
+	@if [ -z "$(TORCH_DIR)" ] || [ ! -e "$(TORCH_DIR)/lib/libc10_cuda.so" ]; then \
+	  echo "torch-compare: skipped: no torch with lib/libc10_cuda.so for python3"; \
+	else $(MAKE) --no-print-directory $(TORCH_COMPARE) TORCH_DIR_FOUND="$(TORCH_DIR)"; fi
+
+# One runtime in the process: the shared libcudart, the same one c10_cuda uses
+# (a static one in the executable would interpose torch's calls).
+$(TORCH_COMPARE): bench/torch/torch_alloc_compare.cpp $(LIB_A)
+	@test -n "$(TORCH_DIR_FOUND)" || { echo "use: make torch-compare"; exit 2; }
+	@mkdir -p $(@D)
+	$(CXX) -std=c++17 -O2 -g -Wall -Wextra -Werror -Wshadow -pthread -D_GNU_SOURCE -Ilib -I$(BUILD)/gen \
+	  -I$(CUDA_HOME)/include -isystem $(TORCH_DIR_FOUND)/include $< $(LIB_A) \
+	  -L$(TORCH_DIR_FOUND)/lib -lc10_cuda -lc10 -L$(CUDA_HOME)/lib64 -lcudart -ldl -lrt -lm \
+	  -Wl,-rpath,$(TORCH_DIR_FOUND)/lib -Wl,-rpath,$(CUDA_HOME)/lib64 -o $@
+
+# The script exits 77 without torch or a GPU; make cannot pass 77 on, so a skip is
+# one "SKIP" line and success, a failure is a failure.
+test-gpu-torch: plugin
+	@tests/gpu/torch_training_equal.sh $(PLUGIN_SO); rc=$$?; \
+	 if [ $$rc -eq 77 ]; then echo "SKIP test-gpu-torch"; elif [ $$rc -ne 0 ]; then exit $$rc; fi
+
+torch-traces:
+	@python3 scripts/torch/record_traces.py --out results/traces
