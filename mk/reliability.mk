@@ -1,0 +1,108 @@
+# Reliability targets (issue 6): sanitizers, valgrind, fuzzing, the bad-input table and
+# the GPU sanitizer pass. Included by the Makefile; every recipe here runs from the repo root.
+#
+#   make test-san       the cmocka suite under ASan+UBSan (build-san/), then the bad-input table on it
+#   make valgrind       memcheck over the host-only / simulated-device tests (build/)
+#   make fuzz           every libFuzzer target for FUZZ_SECONDS (default 60) each (clang, build-fuzz/)
+#   make fuzz-ci        replays tests/corpus/ (the regression inputs) and fuzzes ~10 s per target
+#   make bad-input      tests/bad_input/table.tsv against every program in $(BUILD)/bin
+#   make sanitize-gpu   GPU box only: compute-sanitizer over the scenarios, leak and thread checks
+
+.PHONY: test-san valgrind fuzz fuzz-ci fuzz-build bad-input sanitize-gpu
+
+# --- sanitizers ----------------------------------------------------------------------
+# Why these options (tests/sanitizers/README.md has the details):
+#  - abort_on_error=0 / exitcode: a report fails the test with a non-zero status;
+#  - detect_leaks=1: LeakSanitizer is on for every host test;
+#  - suppressions: only third-party noise (the statically linked cudart), listed there;
+#  - protect_shadow_gap=0: the CUDA driver maps memory into ASan's shadow gap on a GPU
+#    box; without it the first cudaMalloc under ASan fails. Harmless without a GPU.
+VL_SAN_ENV := ASAN_OPTIONS=detect_leaks=1:protect_shadow_gap=0:detect_stack_use_after_return=1:strict_string_checks=1:check_initialization_order=1 \
+              LSAN_OPTIONS=suppressions=$(CURDIR)/tests/sanitizers/lsan.supp:print_suppressions=0 \
+              UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+
+test-san:
+	@env $(VL_SAN_ENV) $(MAKE) --no-print-directory test SAN=1
+	@env $(VL_SAN_ENV) $(MAKE) --no-print-directory bad-input SAN=1
+
+# --- valgrind ------------------------------------------------------------------------
+# Plain build (valgrind and ASan do not mix). Every test binary runs under memcheck;
+# GPU tests skip themselves without a device, so this is the host-only / sim suite.
+VALGRIND ?= valgrind
+VALGRIND_FLAGS := --tool=memcheck --error-exitcode=1 --leak-check=full --show-leak-kinds=definite,indirect \
+                  --errors-for-leak-kinds=definite,indirect --track-origins=yes --num-callers=30 \
+                  --suppressions=$(CURDIR)/tests/valgrind/vramlab.supp
+
+valgrind:
+	@$(MAKE) --no-print-directory tests SAN=
+	@tests/valgrind/run.sh build "$(VALGRIND) $(VALGRIND_FLAGS)"
+
+# --- fuzzing -------------------------------------------------------------------------
+# libFuzzer targets are tests/fuzz/fuzz_NAME.c with seeds in tests/corpus/NAME/. They link
+# every C source of the library compiled with clang, as objects rather than an archive
+# so that the weak backend references of lib/alloc.c resolve and the real option tables
+# are fuzzed. CUDA runtime/driver calls (and the .cu kernel wrappers) are replaced by
+# generated stubs that abort: a parser that reached the device would be reported, and
+# cudart is never linked.
+FUZZ_CC ?= clang
+FUZZ_SECONDS ?= 60
+FUZZ_CI_SECONDS ?= 10
+FUZZ_DIR := build-fuzz
+FUZZ_SAN := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
+FUZZ_CPPFLAGS := -Ilib -Itests/fuzz -I$(FUZZ_DIR)/gen -I$(CUDA_HOME)/include -D_GNU_SOURCE
+FUZZ_CFLAGS := -std=c11 -O1 -g -Wall -Wextra -pthread -MMD -MP $(FUZZ_SAN)
+FUZZ_TARGET_SRCS := $(filter-out tests/fuzz/fuzz_util.c,$(sort $(wildcard tests/fuzz/fuzz_*.c)))
+FUZZ_TARGETS := $(notdir $(FUZZ_TARGET_SRCS:.c=))
+FUZZ_BINS := $(addprefix $(FUZZ_DIR)/bin/,$(FUZZ_TARGETS))
+FUZZ_LIB_OBJS := $(LIB_C:%.c=$(FUZZ_DIR)/obj/%.o)
+
+$(FUZZ_DIR)/gen/vl_version.h:
+	@mkdir -p $(@D)
+	@echo '#define VL_GIT_REV "fuzz"' > $@
+
+# The library: warnings are not errors here (clang may warn where gcc does not; the
+# gcc build with -Werror is the judge of the library's warnings).
+$(FUZZ_DIR)/obj/lib/%.o: lib/%.c $(FUZZ_DIR)/gen/vl_version.h
+	@mkdir -p $(@D)
+	$(FUZZ_CC) $(FUZZ_CPPFLAGS) $(FUZZ_CFLAGS) -Wno-missing-field-initializers -fsanitize=fuzzer-no-link -c $< -o $@
+
+$(FUZZ_DIR)/obj/tests/fuzz/%.o: tests/fuzz/%.c tests/fuzz/fuzz_util.h
+	@mkdir -p $(@D)
+	$(FUZZ_CC) $(FUZZ_CPPFLAGS) $(FUZZ_CFLAGS) -Werror -Wshadow -Wstrict-prototypes -Wformat=2 \
+	  -fsanitize=fuzzer-no-link -c $< -o $@
+
+$(FUZZ_DIR)/gen/device_stubs.c: $(FUZZ_LIB_OBJS) tests/fuzz/gen_stubs.sh
+	@mkdir -p $(@D)
+	tests/fuzz/gen_stubs.sh $(FUZZ_LIB_OBJS) > $@
+
+$(FUZZ_DIR)/obj/gen/device_stubs.o: $(FUZZ_DIR)/gen/device_stubs.c
+	@mkdir -p $(@D)
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -w -c $< -o $@
+
+$(FUZZ_DIR)/bin/%: $(FUZZ_DIR)/obj/tests/fuzz/%.o $(FUZZ_DIR)/obj/tests/fuzz/fuzz_util.o \
+                   $(FUZZ_DIR)/obj/gen/device_stubs.o $(FUZZ_LIB_OBJS)
+	@mkdir -p $(@D)
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer $^ -ldl -lm -lrt -o $@
+
+fuzz-build: $(FUZZ_BINS)
+
+# Long run: a scratch corpus in build-fuzz/ grows; the seeds in tests/corpus/ stay as they are.
+fuzz: fuzz-build
+	@tests/fuzz/run.sh --seconds $(FUZZ_SECONDS) $(FUZZ_DIR) $(FUZZ_TARGETS)
+
+# CI: every seed and regression input once, then a short exploration per target.
+fuzz-ci: fuzz-build
+	@tests/fuzz/run.sh --seconds $(FUZZ_CI_SECONDS) $(FUZZ_DIR) $(FUZZ_TARGETS)
+
+# --- bad input -----------------------------------------------------------------------
+bad-input: programs
+	@tests/bad_input/run.sh $(BUILD) tests/bad_input/table.tsv
+
+# --- GPU box -------------------------------------------------------------------------
+# Builds the programs and the thread test, then runs tests/gpu_sanitize/run.sh, which
+# writes its logs and a summary into GPU_SANITIZE_OUT (default build/sanitize-gpu).
+GPU_SANITIZE_OUT ?= $(BUILD)/sanitize-gpu
+sanitize-gpu: programs $(filter $(BUILD)/tests/test_threads%,$(TESTS))
+	@tests/gpu_sanitize/run.sh $(BUILD) $(GPU_SANITIZE_OUT)
+
+-include $(shell find $(FUZZ_DIR)/obj -name '*.d' 2>/dev/null)
