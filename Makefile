@@ -50,6 +50,7 @@ CMOCKA_LIBDIR := $(firstword $(dir $(wildcard $(CMOCKA_PREFIX)/lib/x86_64-linux-
 
 CPPFLAGS := -Ilib -I$(BUILD)/gen -I$(CUDA_HOME)/include -D_GNU_SOURCE
 CFLAGS := -std=c11 -O2 -g -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wformat=2 \
+          -Wno-missing-field-initializers \
           -fPIC -pthread -MMD -MP $(SANFLAGS)
 NVCCFLAGS := -O2 -std=c++17 -Xcompiler -fPIC,-Wall,-Wextra -Werror all-warnings \
              -Ilib -I$(BUILD)/gen $(GENCODE) -MMD -MP
@@ -101,15 +102,15 @@ $(LIB_A): $(LIB_OBJS)
 
 $(BUILD)/bin/%: $(BUILD)/obj/scenarios/%.o $(LIB_A)
 	@mkdir -p $(@D)
-	$(CC) $(LDFLAGS) $< $(LIB_A) $(LDLIBS) -o $@
+	$(CC) $(LDFLAGS) $< -Wl,--whole-archive $(LIB_A) -Wl,--no-whole-archive $(LDLIBS) -o $@
 
 $(BUILD)/bin/%: $(BUILD)/obj/bench/%.o $(LIB_A)
 	@mkdir -p $(@D)
-	$(CC) $(LDFLAGS) $< $(LIB_A) $(LDLIBS) -o $@
+	$(CC) $(LDFLAGS) $< -Wl,--whole-archive $(LIB_A) -Wl,--no-whole-archive $(LDLIBS) -o $@
 
 $(BUILD)/tests/%: $(BUILD)/obj/tests/%.o $(TEST_SUPPORT_OBJS) $(LIB_A) | setup
 	@mkdir -p $(@D)
-	$(CC) $(LDFLAGS) $< $(TEST_SUPPORT_OBJS) $(LIB_A) -L$(CMOCKA_LIBDIR) -Wl,-rpath,$(CMOCKA_LIBDIR) -lcmocka $(LDLIBS) -o $@
+	$(CC) $(LDFLAGS) $< $(TEST_SUPPORT_OBJS) -Wl,--whole-archive $(LIB_A) -Wl,--no-whole-archive -L$(CMOCKA_LIBDIR) -Wl,-rpath,$(CMOCKA_LIBDIR) -lcmocka $(LDLIBS) -o $@
 
 $(BUILD)/obj/tests/%.o: CPPFLAGS += $(if $(CMOCKA_PREFIX),-isystem $(CMOCKA_PREFIX)/include) -Itests
 

@@ -71,8 +71,7 @@ struct vl_allocator {
     char spec[VL_SPEC_MAX_TEXT];
 };
 
-/* Backends known to vl_alloc_open (NULL-terminated). */
-extern const vl_alloc_backend *const vl_alloc_backends[];
+/* The backends vl_alloc_open knows (lib/alloc.c keeps the list). */
 extern const vl_alloc_backend vl_backend_raw, vl_backend_async, vl_backend_caching, vl_backend_plugin;
 
 /* Checks a SPEC (backend name, option names, types, values) without a device.
@@ -108,21 +107,38 @@ static inline void vl_alloc_reset_peaks(vl_allocator *a)
     if (a->backend->reset_peaks) a->backend->reset_peaks(a);
 }
 
-/* Tracks requested/allocated bytes and their peaks for backends that do not keep
- * them themselves (raw, async, plugin): callers pass sizes, so no table is needed. */
+/* Tracks requested bytes and their peak for backends that do not keep them
+ * themselves (raw, async, plugin): callers pass sizes, so no table is needed.
+ * Atomic, so a backend stays thread-safe without a lock on its hot path. */
 typedef struct vl_byte_counter {
     int64_t current, peak, allocs, frees, ooms;
 } vl_byte_counter;
 static inline void vl_byte_counter_add(vl_byte_counter *c, size_t n)
 {
-    c->current += (int64_t)n;
-    c->allocs++;
-    if (c->current > c->peak) c->peak = c->current;
+    int64_t now = __atomic_add_fetch(&c->current, (int64_t)n, __ATOMIC_RELAXED);
+    __atomic_add_fetch(&c->allocs, 1, __ATOMIC_RELAXED);
+    int64_t peak = __atomic_load_n(&c->peak, __ATOMIC_RELAXED);
+    while (now > peak && !__atomic_compare_exchange_n(&c->peak, &peak, now, 1, __ATOMIC_RELAXED, __ATOMIC_RELAXED)) {
+    }
 }
 static inline void vl_byte_counter_sub(vl_byte_counter *c, size_t n)
 {
-    c->current -= (int64_t)n;
-    c->frees++;
+    __atomic_sub_fetch(&c->current, (int64_t)n, __ATOMIC_RELAXED);
+    __atomic_add_fetch(&c->frees, 1, __ATOMIC_RELAXED);
+}
+static inline void vl_byte_counter_oom(vl_byte_counter *c) { __atomic_add_fetch(&c->ooms, 1, __ATOMIC_RELAXED); }
+/* Fills requested_*, allocs, frees and ooms of st. */
+static inline void vl_byte_counter_stats(vl_byte_counter *c, vl_alloc_stats *st)
+{
+    st->requested_bytes = __atomic_load_n(&c->current, __ATOMIC_RELAXED);
+    st->peak_requested_bytes = __atomic_load_n(&c->peak, __ATOMIC_RELAXED);
+    st->allocs = __atomic_load_n(&c->allocs, __ATOMIC_RELAXED);
+    st->frees = __atomic_load_n(&c->frees, __ATOMIC_RELAXED);
+    st->ooms = __atomic_load_n(&c->ooms, __ATOMIC_RELAXED);
+}
+static inline void vl_byte_counter_reset_peak(vl_byte_counter *c)
+{
+    __atomic_store_n(&c->peak, __atomic_load_n(&c->current, __ATOMIC_RELAXED), __ATOMIC_RELAXED);
 }
 
 #endif

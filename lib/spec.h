@@ -28,6 +28,7 @@ typedef struct vl_option_doc {
     const char *choices;       /* VL_OPT_ENUM: "a|b|c"; otherwise NULL */
     const char *help;
     int positional;            /* 1: may be given bare as the first item */
+    int required;              /* 1: the SPEC must give it */
 } vl_option_doc;
 
 #define VL_SPEC_MAX_OPTS 32

@@ -7,10 +7,6 @@
 
 #ifdef __cplusplus
 extern "C" {
-#ifdef __cplusplus
-}
-#endif
-
 #endif
 
 /* Any CUDA runtime call: on error print "file:line: call: error-name: message" and

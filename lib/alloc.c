@@ -1,0 +1,88 @@
+/* --alloc SPEC: the backend registry (see alloc.h). */
+#include "alloc.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "exitcodes.h"
+
+/* Weak while the backends are being written in parallel: a backend not yet in the
+ * build is reported as unknown instead of breaking every link (programs link the
+ * library whole, so present ones are always found). */
+#pragma weak vl_backend_caching
+#pragma weak vl_backend_plugin
+#pragma weak vl_backend_async
+
+static const vl_alloc_backend *const backends[] = {
+    &vl_backend_raw, &vl_backend_async, &vl_backend_caching, &vl_backend_plugin,
+};
+#define NBACKENDS (sizeof backends / sizeof backends[0])
+
+void vl_alloc_stats_unknown(vl_alloc_stats *st)
+{
+    int64_t *field = (int64_t *)st;
+    for (size_t i = 0; i < sizeof *st / sizeof(int64_t); i++) field[i] = VL_UNKNOWN;
+}
+
+static const vl_alloc_backend *find_backend(const char *spec, char *err, size_t errlen)
+{
+    char name[64];
+    if (vl_spec_name(spec, name, sizeof name, err, errlen) != 0) return NULL;
+    for (size_t i = 0; i < NBACKENDS; i++)
+        if (backends[i] && strcmp(backends[i]->name, name) == 0) return backends[i];
+    snprintf(err, errlen, "unknown allocator '%s' (allocators: raw, async, caching, plugin; '--alloc help' lists options)", name);
+    return NULL;
+}
+
+int vl_alloc_spec_check(const char *spec, char *err, size_t errlen)
+{
+    const vl_alloc_backend *b = find_backend(spec, err, errlen);
+    vl_spec parsed;
+    return b && vl_spec_parse(spec, b->options, &parsed, err, errlen) == 0 ? 0 : -1;
+}
+
+vl_allocator *vl_alloc_open(const char *spec, vl_device *dev, int *status, char *err, size_t errlen)
+{
+    const vl_alloc_backend *b = find_backend(spec, err, errlen);
+    vl_spec parsed;
+    *status = VL_EXIT_USAGE;
+    if (!b || vl_spec_parse(spec, b->options, &parsed, err, errlen) != 0) return NULL;
+    if (b->needs_cuda && dev->simulated) {
+        *status = VL_EXIT_SKIP;
+        snprintf(err, errlen, "allocator '%s' needs a CUDA device, not the simulated one", b->name);
+        return NULL;
+    }
+    vl_allocator *a = calloc(1, sizeof *a);
+    if (!a) {
+        *status = VL_EXIT_FAIL;
+        snprintf(err, errlen, "out of host memory");
+        return NULL;
+    }
+    a->backend = b;
+    a->dev = dev;
+    snprintf(a->spec, sizeof a->spec, "%s", spec);
+    if (b->open(a, &parsed, err, errlen) != 0) {
+        *status = VL_EXIT_FAIL;
+        free(a);
+        return NULL;
+    }
+    return a;
+}
+
+void vl_alloc_close(vl_allocator *a)
+{
+    if (!a) return;
+    a->backend->close(a);
+    free(a);
+}
+
+void vl_alloc_help(FILE *out)
+{
+    fprintf(out, "allocators (--alloc SPEC, SPEC = NAME[:key=value,...]; sizes like 512, 4KiB, 2MiB, 1.5GiB):\n");
+    for (size_t i = 0; i < NBACKENDS; i++) {
+        const vl_alloc_backend *b = backends[i];
+        if (!b) continue;
+        fprintf(out, "  %-8s %s%s\n", b->name, b->summary, b->needs_cuda ? "" : " [also on --device sim]");
+        vl_spec_print_docs(out, b->options);
+    }
+}

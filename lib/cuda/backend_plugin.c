@@ -1,0 +1,124 @@
+/* --alloc plugin:PATH.so[,alloc=SYM,free=SYM]: any shared library with PyTorch's
+ * pluggable-allocator ABI (torch.cuda.memory.CUDAPluggableAllocator):
+ *   void *alloc(ssize_t size, int device, cudaStream_t stream);
+ *   void  free(void *ptr, ssize_t size, int device, cudaStream_t stream);
+ * so users benchmark their own allocators without rebuilding vramlab. The ABI has no
+ * statistics: only what passes through it (requested bytes, calls) is known. */
+#include <cuda_runtime.h>
+#include <dlfcn.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/types.h>
+
+#include "alloc.h"
+
+static const vl_option_doc plugin_options[] = {
+    {"path", VL_OPT_STRING, NULL, NULL, "the shared library (may be given bare: plugin:./my.so)", 1, 1},
+    {"alloc", VL_OPT_STRING, "vl_alloc", NULL, "name of its allocation function", 0, 0},
+    {"free", VL_OPT_STRING, "vl_free", NULL, "name of its free function", 0, 0},
+    {NULL},
+};
+
+typedef void *(*plugin_alloc_fn)(ssize_t size, int device, cudaStream_t stream);
+typedef void (*plugin_free_fn)(void *ptr, ssize_t size, int device, cudaStream_t stream);
+
+typedef struct plugin_state {
+    void *handle;
+    plugin_alloc_fn alloc;
+    plugin_free_fn free;
+    vl_byte_counter bytes;
+} plugin_state;
+
+/* Looks sym up in the library itself: dlsym on a handle also searches its
+ * dependencies, where a name like "free" would find libc's. */
+static void *own_symbol(void *handle, const char *path, const char *sym, char *err, size_t errlen)
+{
+    void *f = dlsym(handle, sym);
+    Dl_info info;
+    void *self = dlsym(handle, "_init"); /* any address known to be in the library itself */
+    Dl_info self_info;
+    if (!f) {
+        snprintf(err, errlen, "%s does not export '%s'", path, sym);
+        return NULL;
+    }
+    if (self && dladdr(f, &info) && dladdr(self, &self_info) && info.dli_fbase != self_info.dli_fbase) {
+        snprintf(err, errlen, "'%s' found in %s is not defined by %s itself", sym, info.dli_fname, path);
+        return NULL;
+    }
+    return f;
+}
+
+static int plugin_open(vl_allocator *a, const vl_spec *spec, char *err, size_t errlen)
+{
+    const char *path = vl_spec_str(spec, "path");
+    plugin_state *st = calloc(1, sizeof *st);
+    if (!st) {
+        snprintf(err, errlen, "out of host memory");
+        return -1;
+    }
+    st->handle = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+    if (!st->handle) {
+        snprintf(err, errlen, "cannot load %s", dlerror());
+        free(st);
+        return -1;
+    }
+    *(void **)&st->alloc = own_symbol(st->handle, path, vl_spec_str(spec, "alloc"), err, errlen);
+    if (st->alloc) *(void **)&st->free = own_symbol(st->handle, path, vl_spec_str(spec, "free"), err, errlen);
+    if (!st->alloc || !st->free) {
+        dlclose(st->handle);
+        free(st);
+        return -1;
+    }
+    a->impl = st;
+    return 0;
+}
+
+static void *plugin_alloc(vl_allocator *a, size_t size, vl_stream s)
+{
+    plugin_state *st = a->impl;
+    if (size == 0) return NULL;
+    void *p = st->alloc((ssize_t)size, a->dev->ordinal, (cudaStream_t)s);
+    if (!p) {
+        vl_byte_counter_oom(&st->bytes);
+        return NULL;
+    }
+    vl_byte_counter_add(&st->bytes, size);
+    return p;
+}
+
+static void plugin_free(vl_allocator *a, void *p, size_t size, vl_stream s)
+{
+    plugin_state *st = a->impl;
+    if (!p) return;
+    st->free(p, (ssize_t)size, a->dev->ordinal, (cudaStream_t)s);
+    vl_byte_counter_sub(&st->bytes, size);
+}
+
+static void plugin_stats(vl_allocator *a, vl_alloc_stats *out)
+{
+    vl_byte_counter_stats(&((plugin_state *)a->impl)->bytes, out);
+}
+
+static void plugin_reset_peaks(vl_allocator *a) { vl_byte_counter_reset_peak(&((plugin_state *)a->impl)->bytes); }
+
+static void plugin_close(vl_allocator *a)
+{
+    plugin_state *st = a->impl;
+    /* Not dlclose'd: the library may keep device memory and threads of its own alive
+     * until exit, as it would inside PyTorch. */
+    free(st);
+}
+
+const vl_alloc_backend vl_backend_plugin = {
+    .name = "plugin",
+    .summary = "a .so with PyTorch's pluggable-allocator ABI (alloc/free); stats beyond requested bytes unknown",
+    .options = plugin_options,
+    .needs_cuda = 1,
+    .open = plugin_open,
+    .alloc = plugin_alloc,
+    .free = plugin_free,
+    .record_use = NULL,
+    .get_stats = plugin_stats,
+    .reset_peaks = plugin_reset_peaks,
+    .close = plugin_close,
+};

@@ -1,0 +1,74 @@
+/* --device SPEC dispatch to the cuda and sim implementations (see device.h). */
+#include "device.h"
+
+#include <string.h>
+
+#include "exitcodes.h"
+
+/* Weak while the implementations are being written in parallel (see alloc.c). */
+#pragma weak vl_device_cuda_options
+#pragma weak vl_device_sim_options
+#pragma weak vl_device_cuda_open
+#pragma weak vl_device_sim_open
+
+typedef struct device_kind {
+    const char *name;
+    const vl_option_doc *options;
+    const char *summary;
+} device_kind;
+
+static const device_kind kinds[] = {
+    {"cuda", vl_device_cuda_options, "a real CUDA device (runtime + driver virtual-memory API)"},
+    {"sim", vl_device_sim_options, "a simulated device: no memory touched; results are labelled simulated"},
+};
+
+static const device_kind *find_kind(const char *spec, char *err, size_t errlen)
+{
+    char name[64];
+    if (vl_spec_name(spec, name, sizeof name, err, errlen) != 0) return NULL;
+    for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++)
+        if (strcmp(kinds[i].name, name) == 0) {
+            if (!kinds[i].options) break;
+            return &kinds[i];
+        }
+    snprintf(err, errlen, "unknown device '%s' (devices: cuda, sim; '--device help' lists options)", name);
+    return NULL;
+}
+
+int vl_device_spec_check(const char *spec, char *err, size_t errlen)
+{
+    const device_kind *k = find_kind(spec, err, errlen);
+    vl_spec parsed;
+    return k && vl_spec_parse(spec, k->options, &parsed, err, errlen) == 0 ? 0 : -1;
+}
+
+vl_device *vl_device_open(const char *spec, int *status, char *err, size_t errlen)
+{
+    const device_kind *k = find_kind(spec, err, errlen);
+    vl_spec parsed;
+    *status = VL_EXIT_USAGE;
+    if (!k || vl_spec_parse(spec, k->options, &parsed, err, errlen) != 0) return NULL;
+    vl_device *d;
+    if (strcmp(k->name, "sim") == 0) {
+        *status = VL_EXIT_FAIL;
+        d = vl_device_sim_open(&parsed, err, errlen);
+    } else {
+        d = vl_device_cuda_open(&parsed, status, err, errlen);
+    }
+    if (d) snprintf(d->spec, sizeof d->spec, "%s", spec);
+    return d;
+}
+
+void vl_device_close(vl_device *d)
+{
+    if (d) d->ops->close(d);
+}
+
+void vl_device_help(FILE *out)
+{
+    fprintf(out, "devices (--device SPEC, SPEC = NAME[:key=value,...]):\n");
+    for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++) {
+        fprintf(out, "  %-8s %s\n", kinds[i].name, kinds[i].summary);
+        vl_spec_print_docs(out, kinds[i].options);
+    }
+}

@@ -1,0 +1,512 @@
+/* The simulated device ("--device sim[:capacity=80GiB,...]"): a vl_device that touches
+ * no memory, so the caching allocator's policy can be unit-tested and real traces
+ * replayed on a machine without a GPU.
+ *
+ * What it models, and why:
+ *   - Capacity only, no external fragmentation: the CUDA driver remaps physical pages,
+ *     so a plain allocation succeeds whenever enough bytes are free (FACTS.md measured
+ *     a 69.5 GiB cudaMalloc succeeding inside 256 MiB holes). mem_alloc fails with
+ *     VL_DEV_OOM only past capacity.
+ *   - Fake addresses from a bump pointer that never reuses a range: live allocations
+ *     can never overlap, and a stale pointer can never alias a new one.
+ *   - Virtual memory with the driver's rules: map/unmap sizes and addresses are
+ *     granularity multiples inside a reservation, a range is mapped once, unmap takes
+ *     exactly a range one map call created, a reservation is released unmapped.
+ *     A misuse is VL_DEV_ERROR with one line on stderr (tests provoke it on purpose).
+ *   - Events that complete immediately (default) or only when the program says so
+ *     (events=manual, vl_sim_complete_stream/_all), so cross-stream reuse is testable.
+ * Every operation takes one mutex; the hot path of a trace replay (the allocator's
+ * cache hits) never reaches the device anyway. */
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "caching/addrmap.h"
+#include "device.h"
+
+const vl_option_doc vl_device_sim_options[] = {
+    {"capacity", VL_OPT_SIZE, "80GiB", NULL, "device memory capacity", 1},
+    {"granularity", VL_OPT_SIZE, "2MiB", NULL, "VMM allocation granularity (a power of two >= 512 B)", 0},
+    {"events", VL_OPT_ENUM, "immediate", "immediate|manual",
+     "immediate: every event is complete when queried; manual: only after vl_sim_complete_*", 0},
+    {"overhead", VL_OPT_SIZE, "0", NULL,
+     "memory a context holds before any allocation (a real CUDA context: ~527 MiB)", 0},
+    {"vmm", VL_OPT_BOOL, "1", NULL, "virtual memory (map/unmap) supported; 0 makes it VL_DEV_UNSUPPORTED", 0},
+    {NULL, 0, NULL, NULL, NULL, 0},
+};
+
+/* Address space handed out by the bump pointer: starts at 1 TiB (never 0, never near
+ * small integers) and grows towards 2^63, which no run can exhaust. */
+#define SIM_BASE_ADDRESS (UINT64_C(1) << 40)
+#define SIM_PLAIN_ALIGN UINT64_C(512)
+
+/* One va_reserve. Invariant: mapped_bits has one bit per granule, set while that granule
+ * belongs to a live map() range; mapped_bytes = granularity * popcount(mapped_bits). */
+typedef struct sim_reservation {
+    uint64_t base, size;
+    uint64_t *mapped_bits;
+    uint64_t mapped_bytes;
+} sim_reservation;
+
+/* A simulated event: complete once its stream's completed sequence number reaches seq. */
+typedef struct sim_event {
+    vl_stream stream;
+    uint64_t seq;
+    int live;
+    struct sim_event *next_free;
+} sim_event;
+
+typedef struct sim_stream {
+    vl_stream stream;
+    uint64_t recorded;  /* sequence number of the last event recorded on it */
+    uint64_t completed; /* every event with seq <= completed is complete */
+} sim_stream;
+
+#define SIM_EVENT_CHUNK 256
+typedef struct sim_event_chunk {
+    struct sim_event_chunk *next;
+    sim_event events[SIM_EVENT_CHUNK];
+} sim_event_chunk;
+
+typedef struct sim_device {
+    vl_device dev;
+    pthread_mutex_t lock;
+    uint64_t capacity, overhead, granularity;
+    int manual_events;
+    uint64_t next_address;       /* bump pointer */
+    uint64_t used_bytes;         /* plain allocations + mapped granules */
+    vl_addrmap plain;            /* plain allocation address -> size */
+    vl_addrmap mappings;         /* map() range start -> size */
+    sim_reservation *reservations; /* sorted by base (the bump pointer only grows) */
+    size_t nreservations, reservations_cap;
+    sim_stream *streams;
+    size_t nstreams, streams_cap;
+    sim_event_chunk *event_chunks;
+    sim_event *free_events;
+    size_t live_events;
+} sim_device;
+
+static sim_device *sim_of(vl_device *d) { return (sim_device *)d->impl; }
+
+static uint64_t align_up(uint64_t x, uint64_t a) { return (x + a - 1) & ~(a - 1); }
+
+static int sim_misuse(const char *what, void *addr, size_t size)
+{
+    fprintf(stderr, "sim device: %s (address %p, size %zu)\n", what, addr, size);
+    return VL_DEV_ERROR;
+}
+
+/* --- plain allocations ------------------------------------------------------------ */
+
+static int sim_mem_alloc(vl_device *d, size_t size, void **out)
+{
+    sim_device *s = sim_of(d);
+    *out = NULL;
+    if (size == 0) return sim_misuse("mem_alloc of 0 bytes", NULL, 0);
+    pthread_mutex_lock(&s->lock);
+    int rc = VL_DEV_OK;
+    if (size > s->capacity - s->overhead - s->used_bytes) {
+        rc = VL_DEV_OOM;
+    } else {
+        uint64_t addr = s->next_address;
+        if (vl_addrmap_insert(&s->plain, (uintptr_t)addr, size) != 0) {
+            rc = sim_misuse("out of host memory", NULL, size);
+        } else {
+            s->next_address = align_up(addr + size, SIM_PLAIN_ALIGN);
+            s->used_bytes += size;
+            *out = (void *)(uintptr_t)addr;
+        }
+    }
+    pthread_mutex_unlock(&s->lock);
+    return rc;
+}
+
+static int sim_mem_free(vl_device *d, void *ptr, size_t size)
+{
+    sim_device *s = sim_of(d);
+    pthread_mutex_lock(&s->lock);
+    uint64_t held;
+    int rc = VL_DEV_OK;
+    if (!vl_addrmap_remove(&s->plain, (uintptr_t)ptr, &held)) {
+        rc = sim_misuse("mem_free of an address mem_alloc did not return", ptr, size);
+    } else if (held != size) {
+        vl_addrmap_insert(&s->plain, (uintptr_t)ptr, held); /* leave it allocated */
+        rc = sim_misuse("mem_free with a size other than the allocated one", ptr, size);
+    } else {
+        s->used_bytes -= size;
+    }
+    pthread_mutex_unlock(&s->lock);
+    return rc;
+}
+
+/* --- virtual memory --------------------------------------------------------------- */
+
+/* The reservation containing [addr, addr+size), or NULL. Caller holds the lock. */
+static sim_reservation *find_reservation(sim_device *s, uint64_t addr, uint64_t size)
+{
+    size_t lo = 0, hi = s->nreservations;
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        if (s->reservations[mid].base <= addr) lo = mid + 1;
+        else hi = mid;
+    }
+    if (lo == 0) return NULL;
+    sim_reservation *r = &s->reservations[lo - 1];
+    if (addr - r->base > r->size || size > r->size - (addr - r->base)) return NULL;
+    return r;
+}
+
+static int sim_va_reserve(vl_device *d, size_t size, void **out)
+{
+    sim_device *s = sim_of(d);
+    *out = NULL;
+    if (!d->vmm_supported) return VL_DEV_UNSUPPORTED;
+    if (size == 0 || size % s->granularity) return sim_misuse("va_reserve size not a granularity multiple", NULL, size);
+    pthread_mutex_lock(&s->lock);
+    int rc = VL_DEV_OK;
+    if (s->nreservations == s->reservations_cap) {
+        size_t cap = s->reservations_cap ? s->reservations_cap * 2 : 8;
+        sim_reservation *grown = realloc(s->reservations, cap * sizeof *grown);
+        if (!grown) {
+            pthread_mutex_unlock(&s->lock);
+            return sim_misuse("out of host memory", NULL, size);
+        }
+        s->reservations = grown;
+        s->reservations_cap = cap;
+    }
+    uint64_t granules = size / s->granularity;
+    uint64_t *bits = calloc((granules + 63) / 64, sizeof *bits);
+    if (!bits) {
+        rc = sim_misuse("out of host memory", NULL, size);
+    } else {
+        uint64_t base = align_up(s->next_address, s->granularity);
+        s->next_address = base + size;
+        s->reservations[s->nreservations++] = (sim_reservation){base, size, bits, 0};
+        *out = (void *)(uintptr_t)base;
+    }
+    pthread_mutex_unlock(&s->lock);
+    return rc;
+}
+
+static int sim_va_release(vl_device *d, void *addr, size_t size)
+{
+    sim_device *s = sim_of(d);
+    if (!d->vmm_supported) return VL_DEV_UNSUPPORTED;
+    pthread_mutex_lock(&s->lock);
+    int rc = VL_DEV_OK;
+    sim_reservation *r = find_reservation(s, (uintptr_t)addr, size);
+    if (!r || r->base != (uintptr_t)addr || r->size != size) {
+        rc = sim_misuse("va_release of a range va_reserve did not return", addr, size);
+    } else if (r->mapped_bytes != 0) {
+        rc = sim_misuse("va_release of a reservation that still has mappings", addr, size);
+    } else {
+        free(r->mapped_bits);
+        size_t i = (size_t)(r - s->reservations);
+        memmove(r, r + 1, (s->nreservations - i - 1) * sizeof *r);
+        s->nreservations--;
+    }
+    pthread_mutex_unlock(&s->lock);
+    return rc;
+}
+
+/* Checks [first, first+count) granules: returns 1 if any bit is set. */
+static int any_bit(const uint64_t *bits, uint64_t first, uint64_t count)
+{
+    for (uint64_t g = first; g < first + count; g++)
+        if (bits[g / 64] >> (g % 64) & 1) return 1;
+    return 0;
+}
+
+static void set_bits(uint64_t *bits, uint64_t first, uint64_t count, int on)
+{
+    for (uint64_t g = first; g < first + count; g++) {
+        if (on) bits[g / 64] |= UINT64_C(1) << (g % 64);
+        else bits[g / 64] &= ~(UINT64_C(1) << (g % 64));
+    }
+}
+
+static int sim_map(vl_device *d, void *addr, size_t size)
+{
+    sim_device *s = sim_of(d);
+    if (!d->vmm_supported) return VL_DEV_UNSUPPORTED;
+    uint64_t a = (uintptr_t)addr;
+    if (size == 0 || size % s->granularity || a % s->granularity)
+        return sim_misuse("map of a range that is not granularity-aligned", addr, size);
+    pthread_mutex_lock(&s->lock);
+    int rc = VL_DEV_OK;
+    sim_reservation *r = find_reservation(s, a, size);
+    uint64_t first = r ? (a - r->base) / s->granularity : 0, count = size / s->granularity;
+    if (!r) {
+        rc = sim_misuse("map outside every reservation", addr, size);
+    } else if (any_bit(r->mapped_bits, first, count)) {
+        rc = sim_misuse("map of a range that is already (partly) mapped", addr, size);
+    } else if (size > s->capacity - s->overhead - s->used_bytes) {
+        rc = VL_DEV_OOM;
+    } else if (vl_addrmap_insert(&s->mappings, (uintptr_t)a, size) != 0) {
+        rc = sim_misuse("out of host memory", addr, size);
+    } else {
+        set_bits(r->mapped_bits, first, count, 1);
+        r->mapped_bytes += size;
+        s->used_bytes += size;
+    }
+    pthread_mutex_unlock(&s->lock);
+    return rc;
+}
+
+static int sim_unmap(vl_device *d, void *addr, size_t size)
+{
+    sim_device *s = sim_of(d);
+    if (!d->vmm_supported) return VL_DEV_UNSUPPORTED;
+    pthread_mutex_lock(&s->lock);
+    int rc = VL_DEV_OK;
+    vl_addrmap_slot *m = vl_addrmap_find(&s->mappings, (uintptr_t)addr);
+    sim_reservation *r = find_reservation(s, (uintptr_t)addr, size);
+    if (!m || m->value != size || !r) {
+        rc = sim_misuse("unmap of a range that is not exactly one mapped range", addr, size);
+    } else {
+        vl_addrmap_remove(&s->mappings, (uintptr_t)addr, NULL);
+        set_bits(r->mapped_bits, ((uintptr_t)addr - r->base) / s->granularity, size / s->granularity, 0);
+        r->mapped_bytes -= size;
+        s->used_bytes -= size;
+    }
+    pthread_mutex_unlock(&s->lock);
+    return rc;
+}
+
+/* --- events ----------------------------------------------------------------------- */
+
+/* The stream's record, created on first use. Caller holds the lock. */
+static sim_stream *stream_of(sim_device *s, vl_stream st)
+{
+    for (size_t i = 0; i < s->nstreams; i++)
+        if (s->streams[i].stream == st) return &s->streams[i];
+    if (s->nstreams == s->streams_cap) {
+        size_t cap = s->streams_cap ? s->streams_cap * 2 : 8;
+        sim_stream *grown = realloc(s->streams, cap * sizeof *grown);
+        if (!grown) return NULL;
+        s->streams = grown;
+        s->streams_cap = cap;
+    }
+    s->streams[s->nstreams] = (sim_stream){st, 0, 0};
+    return &s->streams[s->nstreams++];
+}
+
+static int sim_event_record(vl_device *d, vl_stream st, vl_event *out)
+{
+    sim_device *s = sim_of(d);
+    *out = NULL;
+    pthread_mutex_lock(&s->lock);
+    int rc = VL_DEV_OK;
+    sim_stream *ss = stream_of(s, st);
+    if (!s->free_events) {
+        sim_event_chunk *c = ss ? calloc(1, sizeof *c) : NULL;
+        if (c) {
+            c->next = s->event_chunks;
+            s->event_chunks = c;
+            for (size_t i = 0; i < SIM_EVENT_CHUNK; i++) {
+                c->events[i].next_free = s->free_events;
+                s->free_events = &c->events[i];
+            }
+        }
+    }
+    if (!ss || !s->free_events) {
+        rc = sim_misuse("out of host memory", NULL, 0);
+    } else {
+        sim_event *e = s->free_events;
+        s->free_events = e->next_free;
+        e->stream = st;
+        e->seq = ++ss->recorded;
+        e->live = 1;
+        s->live_events++;
+        *out = (vl_event)e;
+    }
+    pthread_mutex_unlock(&s->lock);
+    return rc;
+}
+
+static int event_complete_locked(sim_device *s, const sim_event *e)
+{
+    if (!s->manual_events) return 1;
+    sim_stream *ss = stream_of(s, e->stream);
+    return ss && e->seq <= ss->completed;
+}
+
+static int sim_event_query(vl_device *d, vl_event ev)
+{
+    sim_device *s = sim_of(d);
+    sim_event *e = (sim_event *)ev;
+    if (!e || !e->live) return sim_misuse("event_query of an event that is not live", ev, 0), -1;
+    pthread_mutex_lock(&s->lock);
+    int done = event_complete_locked(s, e);
+    pthread_mutex_unlock(&s->lock);
+    return done;
+}
+
+static void sim_event_release(vl_device *d, vl_event ev)
+{
+    sim_device *s = sim_of(d);
+    sim_event *e = (sim_event *)ev;
+    if (!e) return;
+    pthread_mutex_lock(&s->lock);
+    if (!e->live) {
+        sim_misuse("event_release of an event that is not live", ev, 0);
+    } else {
+        e->live = 0;
+        e->next_free = s->free_events;
+        s->free_events = e;
+        s->live_events--;
+    }
+    pthread_mutex_unlock(&s->lock);
+}
+
+void vl_sim_complete_stream(vl_device *d, vl_stream st)
+{
+    if (!d || !d->simulated) return;
+    sim_device *s = sim_of(d);
+    pthread_mutex_lock(&s->lock);
+    sim_stream *ss = stream_of(s, st);
+    if (ss) ss->completed = ss->recorded;
+    pthread_mutex_unlock(&s->lock);
+}
+
+static void complete_all_locked(sim_device *s)
+{
+    for (size_t i = 0; i < s->nstreams; i++) s->streams[i].completed = s->streams[i].recorded;
+}
+
+void vl_sim_complete_all(vl_device *d)
+{
+    if (!d || !d->simulated) return;
+    sim_device *s = sim_of(d);
+    pthread_mutex_lock(&s->lock);
+    complete_all_locked(s);
+    pthread_mutex_unlock(&s->lock);
+}
+
+size_t vl_sim_pending_events(vl_device *d)
+{
+    if (!d || !d->simulated) return 0;
+    sim_device *s = sim_of(d);
+    size_t pending = 0;
+    pthread_mutex_lock(&s->lock);
+    for (sim_event_chunk *c = s->event_chunks; c; c = c->next)
+        for (size_t i = 0; i < SIM_EVENT_CHUNK; i++)
+            if (c->events[i].live && !event_complete_locked(s, &c->events[i])) pending++;
+    pthread_mutex_unlock(&s->lock);
+    return pending;
+}
+
+size_t vl_sim_used_bytes(vl_device *d)
+{
+    if (!d || !d->simulated) return 0;
+    sim_device *s = sim_of(d);
+    pthread_mutex_lock(&s->lock);
+    size_t used = s->used_bytes;
+    pthread_mutex_unlock(&s->lock);
+    return used;
+}
+
+/* --- the rest --------------------------------------------------------------------- */
+
+static int sim_synchronize(vl_device *d)
+{
+    /* Waiting for all work completes every event recorded so far. */
+    sim_device *s = sim_of(d);
+    pthread_mutex_lock(&s->lock);
+    complete_all_locked(s);
+    pthread_mutex_unlock(&s->lock);
+    return VL_DEV_OK;
+}
+
+static int sim_mem_info(vl_device *d, size_t *free_bytes, size_t *total_bytes)
+{
+    sim_device *s = sim_of(d);
+    pthread_mutex_lock(&s->lock);
+    if (free_bytes) *free_bytes = s->capacity - s->overhead - s->used_bytes;
+    if (total_bytes) *total_bytes = s->capacity;
+    pthread_mutex_unlock(&s->lock);
+    return VL_DEV_OK;
+}
+
+static void sim_close(vl_device *d)
+{
+    sim_device *s = sim_of(d);
+    if (!s) return;
+    for (size_t i = 0; i < s->nreservations; i++) free(s->reservations[i].mapped_bits);
+    free(s->reservations);
+    free(s->streams);
+    while (s->event_chunks) {
+        sim_event_chunk *next = s->event_chunks->next;
+        free(s->event_chunks);
+        s->event_chunks = next;
+    }
+    vl_addrmap_destroy(&s->plain);
+    vl_addrmap_destroy(&s->mappings);
+    pthread_mutex_destroy(&s->lock);
+    free(s);
+}
+
+static const vl_device_ops sim_ops = {
+    .mem_alloc = sim_mem_alloc,
+    .mem_free = sim_mem_free,
+    .va_reserve = sim_va_reserve,
+    .va_release = sim_va_release,
+    .map = sim_map,
+    .unmap = sim_unmap,
+    .event_record = sim_event_record,
+    .event_query = sim_event_query,
+    .event_release = sim_event_release,
+    .synchronize = sim_synchronize,
+    .mem_info = sim_mem_info,
+    .close = sim_close,
+};
+
+vl_device *vl_device_sim_open(const vl_spec *spec, char *err, size_t errlen)
+{
+    uint64_t capacity = vl_spec_size(spec, "capacity");
+    uint64_t granularity = vl_spec_size(spec, "granularity");
+    uint64_t overhead = vl_spec_size(spec, "overhead");
+    if (capacity == 0) {
+        snprintf(err, errlen, "sim: capacity must be > 0");
+        return NULL;
+    }
+    if (granularity < 512 || (granularity & (granularity - 1))) {
+        snprintf(err, errlen, "sim: granularity must be a power of two >= 512 B");
+        return NULL;
+    }
+    if (overhead >= capacity) {
+        snprintf(err, errlen, "sim: overhead must be below capacity");
+        return NULL;
+    }
+    sim_device *s = calloc(1, sizeof *s);
+    if (!s || vl_addrmap_init(&s->plain, 1024) || vl_addrmap_init(&s->mappings, 1024)) {
+        if (s) {
+            vl_addrmap_destroy(&s->plain);
+            free(s);
+        }
+        snprintf(err, errlen, "sim: out of host memory");
+        return NULL;
+    }
+    pthread_mutex_init(&s->lock, NULL);
+    s->capacity = capacity;
+    s->overhead = overhead;
+    s->granularity = granularity;
+    s->manual_events = vl_spec_choice(spec, "events") == 1; /* immediate|manual */
+    s->next_address = SIM_BASE_ADDRESS;
+
+    vl_device *d = &s->dev;
+    d->ops = &sim_ops;
+    d->kind = "sim";
+    d->simulated = 1;
+    d->ordinal = 0;
+    d->vmm_supported = vl_spec_bool(spec, "vmm");
+    d->granularity = granularity;
+    d->total_bytes = capacity;
+    snprintf(d->spec, sizeof d->spec, "%s", spec->text);
+    snprintf(d->name, sizeof d->name, "simulated");
+    snprintf(d->driver_version, sizeof d->driver_version, "n/a");
+    snprintf(d->runtime_version, sizeof d->runtime_version, "n/a");
+    d->impl = s;
+    return d;
+}

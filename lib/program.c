@@ -1,0 +1,78 @@
+/* The frame shared by every scenario and bench program (see program.h). */
+#include "program.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "exitcodes.h"
+
+/* Device memory the driver may legitimately keep after we free everything (page
+ * tables, pool bookkeeping): smaller differences are not reported as leaks. */
+#define VL_LEAK_TOLERANCE_BYTES (4u << 20)
+
+void vl_program_start(vl_program *p, const vl_program_def *def, int argc, char **argv)
+{
+    memset(p, 0, sizeof *p);
+    p->cli.summary = def->summary;
+    p->cli.alloc_spec = def->default_alloc;
+    p->cli.no_alloc = def->default_alloc == NULL;
+    p->cli.device_spec = "cuda";
+    p->cli.seed = 42;
+    vl_cli_parse(&p->cli, argc, argv, def->options, NULL, 0, NULL);
+
+    char err[512];
+    int status;
+    if (def->needs_cuda && strncmp(p->cli.device_spec, "sim", 3) == 0)
+        vl_cli_usage_error(&p->cli, "this program needs a real GPU; --device sim is not supported");
+    p->dev = vl_device_open(p->cli.device_spec, &status, err, sizeof err);
+    if (!p->dev) {
+        fprintf(stderr, "%s: %s%s\n", p->cli.prog, err, status == VL_EXIT_SKIP ? " (skipped)" : "");
+        exit(status);
+    }
+    size_t total = 0;
+    if (p->dev->ops->mem_info(p->dev, &p->free_at_start, &total) != VL_DEV_OK) p->free_at_start = 0;
+    if (!p->cli.no_alloc) {
+        p->alloc = vl_alloc_open(p->cli.alloc_spec, p->dev, &status, err, sizeof err);
+        if (!p->alloc) {
+            fprintf(stderr, "%s: --alloc %s: %s\n", p->cli.prog, p->cli.alloc_spec, err);
+            vl_device_close(p->dev);
+            exit(status);
+        }
+    }
+    vl_run_info_fill(&p->info, argc, argv, p->dev, p->alloc ? p->alloc->spec : NULL);
+    p->csv = vl_csv_open(p->cli.output, &p->info, err, sizeof err);
+    if (!p->csv) {
+        fprintf(stderr, "%s: %s\n", p->cli.prog, err);
+        exit(VL_EXIT_FAIL);
+    }
+    vl_csv_meta(p->csv, "seed", "%llu", (unsigned long long)p->cli.seed);
+    vl_csv_meta(p->csv, "quick", "%s", p->cli.quick ? "yes" : "no");
+}
+
+int vl_program_finish(vl_program *p)
+{
+    int status = VL_EXIT_OK;
+    if (p->alloc) {
+        vl_alloc_close(p->alloc);
+        p->alloc = NULL;
+    }
+    if (p->dev && !p->dev->simulated && p->free_at_start) {
+        size_t free_now = 0, total = 0;
+        p->dev->ops->synchronize(p->dev);
+        if (p->dev->ops->mem_info(p->dev, &free_now, &total) == VL_DEV_OK &&
+            free_now + VL_LEAK_TOLERANCE_BYTES < p->free_at_start) {
+            fprintf(stderr, "%s: device memory not returned at exit: %zu bytes free at start, %zu now\n",
+                    p->cli.prog, p->free_at_start, free_now);
+            status = VL_EXIT_FAIL;
+        }
+    }
+    if (vl_csv_close(p->csv) != 0) {
+        fprintf(stderr, "%s: writing the CSV failed\n", p->cli.prog);
+        status = VL_EXIT_FAIL;
+    }
+    p->csv = NULL;
+    vl_device_close(p->dev);
+    p->dev = NULL;
+    return status;
+}
