@@ -1,0 +1,246 @@
+/* bench/replay: replays an allocation trace (vramlab, torch-csv, torch-pickle, rmm;
+ * formats in lib/trace/trace.h) against any allocator, on a GPU or on the simulated
+ * device, and reports per pass: operations/s, alloc and free latency percentiles,
+ * peak allocated and peak reserved bytes and their ratio, OOMs.
+ *
+ * Pass 1 starts from a cold allocator; later passes replay the same trace again on
+ * the warm allocator (a caching allocator then serves from its cache). The trace is
+ * read and checked before any device work, so a malformed trace is a usage error (2)
+ * with FILE:LINE: reason, also on machines without a GPU. */
+#include <errno.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "bench/streams.h"
+#include "exitcodes.h"
+#include "program.h"
+#include "trace/replay.h"
+#include "trace/trace.h"
+
+extern char **environ;
+
+static const char *trace_path = NULL;
+static const char *format_name = "auto";
+static const char *free_at_name = "completed";
+static int64_t passes = 3;
+
+static const vl_cli_opt options[] = {
+    {"trace", VL_CLI_STRING, &trace_path, "trace file, '-' for standard input (required)", 0, 0},
+    {"format", VL_CLI_STRING, &format_name, "auto|vramlab|torch-csv|torch-pickle|rmm", 0, 0},
+    {"free-at", VL_CLI_STRING, &free_at_name, "torch-csv: a free takes effect at completed|requested", 0, 0},
+    {"passes", VL_CLI_INT, &passes, "replays of the trace (the first one cold); --quick: 2", 1, 1000},
+    {NULL},
+};
+
+static const vl_program_def def = {
+    .summary = "replay an allocation trace against an allocator: ops/s, latency, peak reserved/allocated",
+    .default_alloc = "caching",
+    .needs_cuda = 0,
+    .options = options,
+};
+
+/* The converter for torch pickles: $VRAMLAB_TORCH_CONVERTER, else the repository's
+ * script relative to the working directory or to this program (build/bin/replay). */
+static const char *torch_converter(const char *argv0, char *buf, size_t buflen)
+{
+    const char *env = getenv("VRAMLAB_TORCH_CONVERTER");
+    if (env && *env) return env;
+    if (access("scripts/torch-snapshot-to-csv", X_OK) == 0) return "scripts/torch-snapshot-to-csv";
+    const char *slash = strrchr(argv0, '/');
+    if (slash) {
+        snprintf(buf, buflen, "%.*s/../../scripts/torch-snapshot-to-csv", (int)(slash - argv0), argv0);
+        if (access(buf, X_OK) == 0) return buf;
+    }
+    return NULL;
+}
+
+/* Runs the converter on a pickle file and parses its torch-csv output from a pipe. */
+static int parse_pickle(const char *argv0, const char *path, vl_trace_options opt, vl_trace *t, char *err,
+                        size_t errlen)
+{
+    char buf[4096];
+    const char *conv = torch_converter(argv0, buf, sizeof buf);
+    if (!conv) {
+        snprintf(err, errlen, "a torch pickle snapshot; convert it with scripts/torch-snapshot-to-csv "
+                              "(not found here; set VRAMLAB_TORCH_CONVERTER)");
+        return -1;
+    }
+    int fds[2];
+    if (pipe(fds) != 0) {
+        snprintf(err, errlen, "pipe: %s", strerror(errno));
+        return -1;
+    }
+    posix_spawn_file_actions_t fa;
+    posix_spawn_file_actions_init(&fa);
+    posix_spawn_file_actions_adddup2(&fa, fds[1], STDOUT_FILENO);
+    posix_spawn_file_actions_addclose(&fa, fds[0]);
+    posix_spawn_file_actions_addclose(&fa, fds[1]);
+    char *args[] = {(char *)conv, (char *)path, NULL};
+    pid_t pid;
+    int rc = posix_spawnp(&pid, conv, &fa, NULL, args, environ);
+    posix_spawn_file_actions_destroy(&fa);
+    close(fds[1]);
+    if (rc != 0) {
+        close(fds[0]);
+        snprintf(err, errlen, "cannot run %.200s: %s", conv, strerror(rc));
+        return -1;
+    }
+    FILE *in = fdopen(fds[0], "rb");
+    opt.format = VL_TRACE_TORCH_CSV;
+    int prc = in ? vl_trace_parse_file(in, &opt, t, err, errlen) : -1;
+    if (in) fclose(in);
+    int status = 0;
+    waitpid(pid, &status, 0);
+    if (prc == 0 && !(WIFEXITED(status) && WEXITSTATUS(status) == 0)) {
+        vl_trace_free(t);
+        snprintf(err, errlen, "%.200s failed (exit status %d)", conv, WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+        return -1;
+    }
+    if (prc != 0 && !in) snprintf(err, errlen, "fdopen failed");
+    return prc;
+}
+
+static int starts_with_pickle(FILE *f)
+{
+    int c = getc(f);
+    if (c != EOF) ungetc(c, f);
+    return c == 0x80;
+}
+
+/* Reads and checks the trace; exits 2 with FILE:LINE: reason when it is malformed. */
+static void load_trace(const char *prog, const char *argv0, vl_trace *t)
+{
+    vl_trace_options opt = {0};
+    char err[512];
+    if (!trace_path) {
+        fprintf(stderr, "%s: --trace FILE is required ('-' reads standard input)\n", prog);
+        exit(VL_EXIT_USAGE);
+    }
+    if (vl_trace_format_parse(format_name, &opt.format) != 0) {
+        fprintf(stderr, "%s: --format: unknown format '%s' (auto, vramlab, torch-csv, torch-pickle, rmm)\n", prog,
+                format_name);
+        exit(VL_EXIT_USAGE);
+    }
+    if (strcmp(free_at_name, "completed") == 0) opt.free_at = VL_TRACE_FREE_AT_COMPLETED;
+    else if (strcmp(free_at_name, "requested") == 0) opt.free_at = VL_TRACE_FREE_AT_REQUESTED;
+    else {
+        fprintf(stderr, "%s: --free-at: expected completed or requested, not '%s'\n", prog, free_at_name);
+        exit(VL_EXIT_USAGE);
+    }
+    int from_stdin = strcmp(trace_path, "-") == 0;
+    FILE *in = from_stdin ? stdin : fopen(trace_path, "rb");
+    if (!in) {
+        fprintf(stderr, "%s: %s: %s\n", prog, trace_path, strerror(errno));
+        exit(VL_EXIT_USAGE);
+    }
+    int pickle = opt.format == VL_TRACE_TORCH_PICKLE || (opt.format == VL_TRACE_AUTO && starts_with_pickle(in));
+    int rc;
+    if (pickle && from_stdin) {
+        snprintf(err, sizeof err, "a torch pickle on standard input: pipe it through scripts/torch-snapshot-to-csv");
+        rc = -1;
+    } else if (pickle) {
+        rc = parse_pickle(argv0, trace_path, opt, t, err, sizeof err);
+    } else {
+        rc = vl_trace_parse_file(in, &opt, t, err, sizeof err);
+    }
+    if (!from_stdin) fclose(in);
+    if (rc != 0) {
+        /* Parser errors start with the line number: "12: reason" -> "FILE:12: reason". */
+        fprintf(stderr, "%s: %s:%s%s\n", prog, from_stdin ? "<stdin>" : trace_path,
+                err[0] >= '0' && err[0] <= '9' ? "" : " ", err);
+        exit(VL_EXIT_USAGE);
+    }
+    if (t->unknown_frees) {
+        fprintf(stderr, "%s: %s: %zu free%s of addresses not allocated at that point (line%s", prog, trace_path,
+                t->unknown_frees, t->unknown_frees == 1 ? "" : "s", t->unknown_frees == 1 ? "" : "s");
+        for (size_t i = 0; i < t->unknown_frees && i < VL_TRACE_FIRST_UNKNOWN; i++)
+            fprintf(stderr, "%s%u", i ? ", " : " ", t->unknown_free_lines[i]);
+        fprintf(stderr, "%s); they are left out of the replay\n", t->unknown_frees > VL_TRACE_FIRST_UNKNOWN ? ", ..." : "");
+    }
+}
+
+static void write_trace_meta(vl_csv *csv, const vl_trace *t)
+{
+    vl_csv_meta(csv, "trace", "%s", trace_path);
+    vl_csv_meta(csv, "trace_format", "%s", vl_trace_format_name(t->format));
+    vl_csv_meta(csv, "trace_free_at", "%s", free_at_name);
+    vl_csv_meta(csv, "trace_ops", "%zu", t->nops);
+    vl_csv_meta(csv, "trace_allocs", "%zu", t->nallocs);
+    vl_csv_meta(csv, "trace_frees", "%zu", t->nfrees);
+    vl_csv_meta(csv, "trace_streams", "%u", t->nstreams);
+    vl_csv_meta(csv, "trace_peak_live_bytes", "%llu", (unsigned long long)t->peak_live_bytes);
+    vl_csv_meta(csv, "trace_unknown_frees", "%zu", t->unknown_frees);
+    vl_csv_meta(csv, "trace_recorded_ooms", "%zu", t->recorded_ooms);
+    vl_csv_meta(csv, "trace_skipped_records", "%zu (segment_*/snapshot: the recording allocator's own work)",
+                t->skipped_records);
+    vl_csv_meta(csv, "trace_live_at_end", "%zu", t->live_at_end);
+    vl_csv_meta(csv, "timing", "host monotonic clock around each call; wall includes a final device synchronize");
+}
+
+int main(int argc, char **argv)
+{
+    vl_cli pre = {.summary = def.summary, .alloc_spec = def.default_alloc, .device_spec = "cuda", .seed = 42};
+    vl_cli_parse(&pre, argc, argv, options, NULL, 0, NULL);
+    vl_trace trace;
+    load_trace(pre.prog, argv[0], &trace);
+
+    vl_program p;
+    vl_program_start(&p, &def, argc, argv);
+    if (p.cli.quick && passes > 2) passes = 2;
+
+    int *is_default = calloc(trace.nstreams ? trace.nstreams : 1, sizeof *is_default);
+    vl_bench_streams streams;
+    vl_replay r;
+    if (!is_default) {
+        fprintf(stderr, "%s: out of host memory\n", p.cli.prog);
+        return VL_EXIT_FAIL;
+    }
+    for (uint32_t i = 0; i < trace.nstreams; i++) is_default[i] = vl_trace_stream_is_default(&trace, i);
+    if (vl_bench_streams_create(&streams, p.dev, trace.nstreams, is_default) != 0 ||
+        vl_replay_init(&r, &trace, p.alloc, streams.s) != 0) {
+        fprintf(stderr, "%s: out of host memory\n", p.cli.prog);
+        return VL_EXIT_FAIL;
+    }
+
+    write_trace_meta(p.csv, &trace);
+    if (p.dev->simulated) vl_csv_meta(p.csv, "simulated", "yes: times are host CPU time of the allocator's policy code");
+    char acols[256], fcols[256];
+    char header[1024];
+    snprintf(header, sizeof header,
+             "pass,ops,allocs,frees,ooms,frees_after_oom,wall_ms,ops_per_s,%s,%s,peak_requested_bytes,"
+             "peak_allocated_bytes,peak_reserved_bytes,reserved_over_allocated,segments,device_allocs",
+             vl_summary_columns("alloc", "ns", acols, sizeof acols), vl_summary_columns("free", "ns", fcols, sizeof fcols));
+    vl_csv_header(p.csv, header);
+
+    for (int64_t pass = 1; pass <= passes; pass++) {
+        vl_replay_pass rp;
+        vl_replay_pass_run(&r, &rp);
+        const vl_alloc_stats *st = &rp.stats;
+        char avals[256], fvals[256], req[32], alc[32], res[32], seg[32], dal[32], ratio[32] = "";
+        if (st->peak_allocated_bytes > 0 && st->peak_reserved_bytes != VL_UNKNOWN)
+            snprintf(ratio, sizeof ratio, "%.4f", (double)st->peak_reserved_bytes / (double)st->peak_allocated_bytes);
+        size_t ops = rp.allocs + rp.frees;
+        vl_csv_row(p.csv, "%lld,%zu,%zu,%zu,%zu,%zu,%.3f,%.1f,%s,%s,%s,%s,%s,%s,%s,%s", (long long)pass, ops,
+                   rp.allocs, rp.frees, rp.ooms, rp.frees_after_oom, rp.wall_ns / 1e6,
+                   rp.wall_ns > 0 ? (double)ops / (rp.wall_ns / 1e9) : 0.0,
+                   vl_summary_values(&rp.alloc_ns, avals, sizeof avals),
+                   vl_summary_values(&rp.free_ns, fvals, sizeof fvals),
+                   vl_csv_i64(st->peak_requested_bytes, req, sizeof req),
+                   vl_csv_i64(st->peak_allocated_bytes, alc, sizeof alc),
+                   vl_csv_i64(st->peak_reserved_bytes, res, sizeof res), ratio,
+                   vl_csv_i64(st->segments, seg, sizeof seg), vl_csv_i64(st->device_allocs, dal, sizeof dal));
+    }
+
+    vl_replay_destroy(&r);
+    /* The allocator may still hold blocks tied to these streams: close it first. */
+    vl_alloc_close(p.alloc);
+    p.alloc = NULL;
+    vl_bench_streams_destroy(&streams);
+    free(is_default);
+    vl_trace_free(&trace);
+    return vl_program_finish(&p);
+}
