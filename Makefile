@@ -112,7 +112,7 @@ $(BUILD)/tests/%: $(BUILD)/obj/tests/%.o $(TEST_SUPPORT_OBJS) $(LIB_A) | setup
 	@mkdir -p $(@D)
 	$(CC) $(LDFLAGS) $< $(TEST_SUPPORT_OBJS) -Wl,--whole-archive $(LIB_A) -Wl,--no-whole-archive -L$(CMOCKA_LIBDIR) -Wl,-rpath,$(CMOCKA_LIBDIR) -lcmocka $(LDLIBS) -o $@
 
-$(BUILD)/obj/tests/%.o: CPPFLAGS += $(if $(CMOCKA_PREFIX),-isystem $(CMOCKA_PREFIX)/include) -Itests
+$(BUILD)/obj/tests/%.o: CPPFLAGS += $(if $(filter-out /usr,$(CMOCKA_PREFIX)),-isystem $(CMOCKA_PREFIX)/include) -Itests
 
 # Installs what the tests need when it is missing (apt-get where it works).
 setup:
@@ -120,7 +120,7 @@ setup:
 
 test: setup
 	@$(MAKE) --no-print-directory tests
-	@scripts/run-tests.sh $(BUILD)
+	@scripts/run-tests.sh $(BUILD) $(TEST_EXTRA_TARGETS)
 
 bench: programs
 	@scripts/bench.sh $(if $(QUICK),--quick) $(if $(RUN),--run-id $(RUN))

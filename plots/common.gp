@@ -10,3 +10,4 @@ set datafile commentschars '#'
 set key outside right top box
 set grid
 nfiles = words(files)
+set termoption noenhanced

@@ -1,0 +1,76 @@
+/* lib/csv.h + lib/runinfo.h: metadata lines, header, rows, unknown values. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "alloc.h"
+#include "csv.h"
+#include "runinfo.h"
+
+static char *slurp(const char *path)
+{
+    FILE *f = fopen(path, "r");
+    assert_non_null(f);
+    static char buf[8192];
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    buf[n] = '\0';
+    fclose(f);
+    return buf;
+}
+
+static void test_layout(void **state)
+{
+    (void)state;
+    char path[] = "/tmp/vl_test_csv_XXXXXX";
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    close(fd);
+    char *argv[] = {"prog", "--alloc", "raw", "evil\nline"};
+    vl_run_info ri;
+    vl_run_info_fill(&ri, 4, argv, NULL, "raw");
+    char err[128];
+    vl_csv *c = vl_csv_open(path, &ri, err, sizeof err);
+    assert_non_null(c);
+    vl_csv_meta(c, "variant", "%s", "bad");
+    vl_csv_header(c, "size_bytes,time_ns,reserved_bytes");
+    char unk[32];
+    vl_csv_row(c, "%d,%.1f,%s", 512, 3.5, vl_csv_i64(VL_UNKNOWN, unk, sizeof unk));
+    vl_csv_row(c, "%d,%.1f,%s", 1024, 4.5, vl_csv_i64(2048, unk, sizeof unk));
+    assert_int_equal(vl_csv_close(c), 0);
+    char *text = slurp(path);
+    unlink(path);
+    assert_true(strncmp(text, "# vramlab: ", 11) == 0);
+    assert_non_null(strstr(text, "# git_revision: "));
+    assert_non_null(strstr(text, "# date_utc: "));
+    assert_non_null(strstr(text, "# alloc: raw\n"));
+    assert_non_null(strstr(text, "# command: prog --alloc raw evil line\n")); /* newline flattened */
+    assert_non_null(strstr(text, "# variant: bad\n"));
+    /* Every line before the header is metadata; then header, then two rows. */
+    char *header = strstr(text, "\nsize_bytes,time_ns,reserved_bytes\n");
+    assert_non_null(header);
+    for (char *p = text; p <= header; p = strchr(p, '\n') + 1) assert_int_equal(*p, '#');
+    assert_string_equal(header + 1, "size_bytes,time_ns,reserved_bytes\n512,3.5,\n1024,4.5,2048\n");
+}
+
+static void test_unwritable(void **state)
+{
+    (void)state;
+    char err[128] = "";
+    assert_null(vl_csv_open("/nonexistent-dir/x.csv", NULL, err, sizeof err));
+    assert_non_null(strstr(err, "cannot write /nonexistent-dir/x.csv"));
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_layout),
+        cmocka_unit_test(test_unwritable),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

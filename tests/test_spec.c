@@ -1,0 +1,117 @@
+/* lib/spec.h and the --alloc / --device SPEC checks built on it. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <string.h>
+
+#include "alloc.h"
+#include "device.h"
+#include "spec.h"
+
+static const vl_option_doc docs[] = {
+    {"path", VL_OPT_STRING, NULL, NULL, "a file", 1, 0},
+    {"threshold", VL_OPT_SIZE, "2MiB", NULL, "a size", 0, 0},
+    {"on", VL_OPT_BOOL, "0", NULL, "a flag", 0, 0},
+    {"n", VL_OPT_INT, "3", NULL, "a count", 0, 0},
+    {"frac", VL_OPT_DOUBLE, "0.5", NULL, "a fraction", 0, 0},
+    {"mode", VL_OPT_ENUM, "classic", "classic|expandable", "a choice", 0, 0},
+    {NULL},
+};
+
+static void expect_error(const char *text, const char *why)
+{
+    vl_spec s;
+    char err[256] = "";
+    assert_int_equal(vl_spec_parse(text, docs, &s, err, sizeof err), -1);
+    if (!strstr(err, why)) fail_msg("'%s': error '%s' lacks '%s'", text, err, why);
+}
+
+static void test_defaults(void **state)
+{
+    (void)state;
+    vl_spec s;
+    char err[256];
+    assert_int_equal(vl_spec_parse("thing", docs, &s, err, sizeof err), 0);
+    assert_string_equal(s.name, "thing");
+    assert_int_equal(vl_spec_size(&s, "threshold"), 2u << 20);
+    assert_int_equal(vl_spec_bool(&s, "on"), 0);
+    assert_int_equal(vl_spec_int(&s, "n"), 3);
+    assert_true(vl_spec_double(&s, "frac") == 0.5);
+    assert_int_equal(vl_spec_choice(&s, "mode"), 0);
+    assert_null(vl_spec_str(&s, "path"));
+    assert_false(vl_spec_given(&s, "n"));
+}
+
+static void test_values(void **state)
+{
+    (void)state;
+    vl_spec s;
+    char err[256];
+    assert_int_equal(vl_spec_parse("thing:./lib.so,threshold=1.5GiB,on=yes,n=-7,frac=0.25,mode=expandable", docs, &s,
+                                   err, sizeof err),
+                     0);
+    assert_string_equal(vl_spec_str(&s, "path"), "./lib.so");
+    assert_int_equal(vl_spec_size(&s, "threshold"), 3ull << 29);
+    assert_int_equal(vl_spec_bool(&s, "on"), 1);
+    assert_int_equal(vl_spec_int(&s, "n"), -7);
+    assert_true(vl_spec_double(&s, "frac") == 0.25);
+    assert_int_equal(vl_spec_choice(&s, "mode"), 1);
+    assert_true(vl_spec_given(&s, "n"));
+}
+
+static void test_errors(void **state)
+{
+    (void)state;
+    expect_error("", "empty");
+    expect_error(":x=1", "no name");
+    expect_error("thing:", "nothing after");
+    expect_error("thing:bogus=1", "unknown option 'bogus'");
+    expect_error("thing:n=1,n=2", "given twice");
+    expect_error("thing:n=", "empty value");
+    expect_error("thing:n=1,", "trailing");
+    expect_error("thing:n=1,,on=1", "empty option");
+    expect_error("thing:n=x", "not an integer");
+    expect_error("thing:on=2", "not a boolean");
+    expect_error("thing:frac=nan", "not a number");
+    expect_error("thing:threshold=-1", "not a number");
+    expect_error("thing:mode=other", "must be one of classic|expandable");
+    expect_error("thing:n=1,./lib.so", "not key=value");
+    expect_error("th ing", "bad character");
+}
+
+static void test_alloc_specs(void **state)
+{
+    (void)state;
+    char err[256];
+    assert_int_equal(vl_alloc_spec_check("raw", err, sizeof err), 0);
+    assert_int_equal(vl_alloc_spec_check("async:pool=private,release_threshold=1GiB,follow_events=0", err, sizeof err), 0);
+    assert_int_equal(vl_alloc_spec_check("plugin:/x/y.so,alloc=a,free=b", err, sizeof err), 0);
+    assert_int_equal(vl_alloc_spec_check("nonsense", err, sizeof err), -1);
+    assert_non_null(strstr(err, "unknown allocator 'nonsense'"));
+    assert_int_equal(vl_alloc_spec_check("raw:x=1", err, sizeof err), -1);
+    assert_int_equal(vl_alloc_spec_check("async:release_threshold=lots", err, sizeof err), -1);
+    assert_int_equal(vl_alloc_spec_check("plugin", err, sizeof err), -1);
+    assert_non_null(strstr(err, "path is required"));
+}
+
+static void test_device_specs(void **state)
+{
+    (void)state;
+    char err[256];
+    assert_int_equal(vl_device_spec_check("cuda", err, sizeof err), 0);
+    assert_int_equal(vl_device_spec_check("sim", err, sizeof err), 0);
+    assert_int_equal(vl_device_spec_check("tpu", err, sizeof err), -1);
+    assert_non_null(strstr(err, "unknown device 'tpu'"));
+    assert_int_equal(vl_device_spec_check("sim:capacity=lots", err, sizeof err), -1);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_defaults),     cmocka_unit_test(test_values),       cmocka_unit_test(test_errors),
+        cmocka_unit_test(test_alloc_specs), cmocka_unit_test(test_device_specs),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
