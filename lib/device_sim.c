@@ -26,14 +26,14 @@
 #include "device.h"
 
 const vl_option_doc vl_device_sim_options[] = {
-    {"capacity", VL_OPT_SIZE, "80GiB", NULL, "device memory capacity", 1},
-    {"granularity", VL_OPT_SIZE, "2MiB", NULL, "VMM allocation granularity (a power of two >= 512 B)", 0},
+    {"capacity", VL_OPT_SIZE, "80GiB", NULL, "device memory capacity", 1, 0},
+    {"granularity", VL_OPT_SIZE, "2MiB", NULL, "VMM allocation granularity (a power of two >= 512 B)", 0, 0},
     {"events", VL_OPT_ENUM, "immediate", "immediate|manual",
-     "immediate: every event is complete when queried; manual: only after vl_sim_complete_*", 0},
+     "immediate: every event is complete when queried; manual: only after vl_sim_complete_*", 0, 0},
     {"overhead", VL_OPT_SIZE, "0", NULL,
-     "memory a context holds before any allocation (a real CUDA context: ~527 MiB)", 0},
-    {"vmm", VL_OPT_BOOL, "1", NULL, "virtual memory (map/unmap) supported; 0 makes it VL_DEV_UNSUPPORTED", 0},
-    {NULL, 0, NULL, NULL, NULL, 0},
+     "memory a context holds before any allocation (a real CUDA context: ~527 MiB)", 0, 0},
+    {"vmm", VL_OPT_BOOL, "1", NULL, "virtual memory (map/unmap) supported; 0 makes it VL_DEV_UNSUPPORTED", 0, 0},
+    {NULL, 0, NULL, NULL, NULL, 0, 0},
 };
 
 /* Address space handed out by the bump pointer: starts at 1 TiB (never 0, never near

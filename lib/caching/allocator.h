@@ -1,0 +1,167 @@
+/* The caching allocator's internal state, shared by its files:
+ *   sizes.c                 rounding, pools, classic segment sizes, split rules
+ *   bins.h/.c               segregated free lists with bitmaps (best/good fit in O(1))
+ *   addrmap.h/.c            pointer -> block table
+ *   slab.h/.c               block headers and small records without malloc
+ *   core.c                  alloc / free: fit, split, coalesce, streams, OOM retry
+ *   segments_classic.c      one device allocation per segment (PyTorch's default)
+ *   segments_expandable.c   one growing VA range per stream and pool, mapped in chunks
+ *   events.c                record_use and deferred reuse behind events
+ *   stats.c                 statistics, memory summary, OOM report
+ *   check.c                 the invariant checker the tests run after every step
+ *   backend.c               vl_backend_caching: options, locking, the vl_alloc glue
+ * Written against lib/device.h only: the same code runs on a GPU and on the simulator.
+ * Every function here expects the allocator's lock held (backend.c takes it). */
+#ifndef VL_CACHING_ALLOCATOR_H
+#define VL_CACHING_ALLOCATOR_H
+
+#include <pthread.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "alloc.h"
+#include "caching/addrmap.h"
+#include "caching/bins.h"
+#include "caching/block.h"
+#include "caching/slab.h"
+#include "device.h"
+
+struct vl_cstream;
+
+/* One pool: the free blocks of one stream and one size range (small <= 1 MiB, large).
+ * Blocks are never reused across pools: that is what makes reuse stream-ordered. */
+typedef struct vl_cpool {
+    vl_bins bins;
+    struct vl_cstream *stream;
+    int small;
+    struct vl_csegment *expandable; /* segments=expandable: this pool's growing range, or NULL */
+} vl_cpool;
+
+/* A segment: classic = one mem_alloc; expandable = one va_reserve whose chunks are mapped
+ * on demand. Invariant: mapped_bytes == size for classic; for expandable it is the sum
+ * of its non-UNMAPPED blocks and a multiple of chunk. */
+typedef struct vl_csegment {
+    uintptr_t base;
+    size_t size;
+    size_t mapped_bytes;
+    size_t chunk;              /* expandable: mapping unit (a granularity multiple) */
+    int expandable;
+    vl_cpool *pool;
+    vl_cblock *first;          /* lowest-address block */
+    vl_cblock *unmapped;       /* expandable: list of UNMAPPED blocks (via bin_next/bin_prev) */
+    struct vl_csegment *prev, *next; /* the allocator's segment list */
+} vl_csegment;
+
+/* A stream that used another stream's block (record_use): one node per block and
+ * stream, from the allocator's node slab. */
+typedef struct vl_cuse {
+    struct vl_cstream *stream;
+    struct vl_cuse *next;
+} vl_cuse;
+
+/* An event recorded on a stream when a block used there was freed: the block is
+ * reusable once all its events completed. FIFO per stream (events on one stream
+ * complete in order, so only the oldest needs asking). */
+typedef struct vl_cpending {
+    vl_event event;
+    vl_cblock *block;
+    struct vl_cpending *next;
+} vl_cpending;
+
+typedef struct vl_cstream {
+    vl_stream handle;
+    vl_cpool pools[2]; /* [0] small, [1] large */
+    vl_cpending *pending_head, *pending_tail;
+} vl_cstream;
+
+typedef struct vl_caching_config {
+    int expandable;        /* segments=expandable */
+    unsigned roundup_div;  /* power-of-two divisions (0/1: off) */
+    size_t max_split;      /* 0: unlimited */
+    double gc_threshold;   /* 0: off; else fraction of device capacity */
+    size_t chunk;          /* expandable large-pool mapping unit */
+    int oom_report;        /* print the OOM report to stderr */
+} vl_caching_config;
+
+typedef struct vl_caching {
+    pthread_mutex_t lock;
+    vl_device *dev;
+    vl_caching_config cfg;
+    vl_addrmap table;              /* ALLOCATED block address -> vl_cblock* */
+    vl_slab blocks;                /* vl_cblock headers */
+    vl_slab nodes;                 /* vl_cuse and vl_cpending (same size class) */
+    vl_cstream **streams;          /* every stream seen; entries never move */
+    size_t nstreams, streams_cap;
+    vl_cstream *last_stream;       /* lookup cache: most programs use one stream */
+    vl_csegment *segments;         /* all segments, newest first */
+    size_t npending;               /* vl_cpending nodes in all FIFOs */
+    vl_alloc_stats st;             /* kept current except inactive_split/largest_free (stats.c) */
+    int64_t whole_free_bytes;      /* FREE blocks that span a whole segment */
+    char last_oom[1024];           /* the last OOM report ("" if none) */
+} vl_caching;
+
+/* FREE-state transitions; `whole` remembers whether the block was counted as a whole
+ * free segment, so removal undoes exactly what insertion did. */
+static inline void vl_free_insert(vl_caching *c, vl_cblock *b)
+{
+    b->state = VL_CB_FREE;
+    b->whole = !b->prev && !b->next;
+    if (b->whole) c->whole_free_bytes += (int64_t)b->size;
+    vl_bins_insert(&b->seg->pool->bins, b);
+}
+static inline void vl_free_remove(vl_caching *c, vl_cblock *b)
+{
+    if (b->whole) c->whole_free_bytes -= (int64_t)b->size;
+    b->whole = 0;
+    vl_bins_remove(&b->seg->pool->bins, b);
+}
+
+/* core.c */
+vl_cstream *vl_caching_stream(vl_caching *c, vl_stream s); /* NULL: out of host memory */
+vl_cblock *vl_caching_new_block(vl_caching *c);
+void vl_caching_fatal(const char *what, int rc);           /* prints one line, exits 1 */
+/* Makes b FREE: coalesces with FREE neighbours, puts the result in its pool's bins. */
+vl_cblock *vl_caching_release_block(vl_caching *c, vl_cblock *b);
+void *vl_caching_alloc(vl_caching *c, size_t size, vl_stream s);
+void vl_caching_free(vl_caching *c, void *ptr);
+size_t vl_caching_trim(vl_caching *c);
+
+/* segments_classic.c: a FREE block (in bins) of a new segment that fits `rounded`,
+ * or NULL with *rc = VL_DEV_OOM. */
+vl_cblock *vl_classic_grow(vl_caching *c, vl_cpool *p, size_t rounded, int *rc);
+/* Releases every segment that is one FREE block; returns bytes released. */
+size_t vl_classic_release_free(vl_caching *c, size_t stop_when_reserved_below);
+void vl_segment_link(vl_caching *c, vl_csegment *s);
+void vl_segment_unlink(vl_caching *c, vl_csegment *s);
+
+/* segments_expandable.c */
+vl_cblock *vl_expandable_grow(vl_caching *c, vl_cpool *p, size_t rounded, int *rc);
+/* Unmaps every whole chunk inside FREE blocks; releases fully unmapped ranges. */
+size_t vl_expandable_release_free(vl_caching *c);
+void vl_expandable_destroy(vl_caching *c, vl_csegment *s); /* close: unmap and release all */
+
+/* events.c */
+int vl_caching_record_use(vl_caching *c, void *ptr, vl_stream s);
+/* ALLOCATED b with uses: records events, makes it PENDING. */
+void vl_caching_defer_free(vl_caching *c, vl_cblock *b);
+/* Releases blocks whose events completed. wait = 1: synchronizes the device first. */
+void vl_caching_process_events(vl_caching *c, int wait);
+
+/* stats.c */
+static inline void vl_stat_add(int64_t *cur, int64_t *peak, int64_t n)
+{
+    *cur += n;
+    if (*cur > *peak) *peak = *cur;
+}
+void vl_caching_stats_touch(vl_caching *c); /* updates the inactive-split peak */
+void vl_caching_get_stats(vl_caching *c, vl_alloc_stats *out);
+void vl_caching_reset_peaks(vl_caching *c);
+size_t vl_caching_largest_free(vl_caching *c);
+void vl_caching_oom_report(vl_caching *c, size_t requested, size_t rounded, vl_stream s);
+void vl_caching_print_summary(vl_caching *c, FILE *out);
+
+/* check.c */
+int vl_caching_check_locked(vl_caching *c, char *err, size_t errlen);
+
+#endif

@@ -1,0 +1,203 @@
+/* vl_backend_caching: the caching allocator behind lib/alloc.h. Parses and checks the
+ * options, owns the one lock (every entry point takes it: one uncontended mutex is the
+ * whole cost of thread safety), and tears everything down on close. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "caching/allocator.h"
+#include "caching/caching.h"
+#include "caching/sizes.h"
+
+static const vl_option_doc caching_options[] = {
+    {"segments", VL_OPT_ENUM, "classic", "classic|expandable",
+     "classic: one device allocation per segment, sized like PyTorch's (2 MiB small, 20 MiB "
+     "for requests < 10 MiB, else rounded to 2 MiB); expandable: one growing virtual range "
+     "per stream and pool, mapped in chunks on demand (needs VMM; the low-waste choice)", 1, 0},
+    {"roundup_div", VL_OPT_INT, "0", NULL,
+     "round requests up to one of N power-of-two divisions (PyTorch's roundup_power2_divisions; "
+     "a power of two; 0 or 1: plain 512 B rounding)", 0, 0},
+    {"max_split", VL_OPT_SIZE, "0", NULL,
+     "classic: blocks this large or larger are never split and serve only requests >= it "
+     "(PyTorch's max_split_size_mb); 0: unlimited", 0, 0},
+    {"gc", VL_OPT_DOUBLE, "0", NULL,
+     "classic: before growing past this fraction of device capacity, give back entirely free "
+     "segments, oldest first (PyTorch's garbage_collection_threshold); 0: off", 0, 0},
+    {"chunk", VL_OPT_SIZE, "2MiB", NULL,
+     "expandable: large-pool mapping unit, rounded up to the device granularity (bigger maps "
+     "faster, wastes up to one chunk per stream); the small pool maps one granule at a time", 0, 0},
+    {"oom_report", VL_OPT_BOOL, "0", NULL, "print a PyTorch-style report to stderr on every OOM", 0, 0},
+    {NULL, 0, NULL, NULL, NULL, 0, 0},
+};
+
+static vl_caching *impl(vl_allocator *a) { return (vl_caching *)a->impl; }
+
+static int caching_open(vl_allocator *a, const vl_spec *spec, char *err, size_t errlen)
+{
+    vl_caching_config cfg = {0};
+    cfg.expandable = vl_spec_choice(spec, "segments") == 1;
+    int64_t div = vl_spec_int(spec, "roundup_div");
+    cfg.max_split = vl_spec_size(spec, "max_split");
+    cfg.gc_threshold = vl_spec_double(spec, "gc");
+    cfg.chunk = vl_spec_size(spec, "chunk");
+    cfg.oom_report = vl_spec_bool(spec, "oom_report");
+    if (div < 0 || div > 1 << 20 || (div & (div - 1)) != 0) {
+        snprintf(err, errlen, "caching: roundup_div must be 0 or a power of two, got %lld", (long long)div);
+        return -1;
+    }
+    cfg.roundup_div = (unsigned)div;
+    if (!(cfg.gc_threshold >= 0.0 && cfg.gc_threshold < 1.0)) {
+        snprintf(err, errlen, "caching: gc must be in [0, 1), got %g", cfg.gc_threshold);
+        return -1;
+    }
+    if (cfg.chunk == 0) {
+        snprintf(err, errlen, "caching: chunk must be > 0");
+        return -1;
+    }
+    if (cfg.expandable && (!a->dev->vmm_supported || a->dev->granularity == 0)) {
+        snprintf(err, errlen, "caching: segments=expandable needs virtual memory support, which %s lacks",
+                 a->dev->name);
+        return -1;
+    }
+    vl_caching *c = calloc(1, sizeof *c);
+    if (!c || vl_addrmap_init(&c->table, 4096) != 0) {
+        free(c);
+        snprintf(err, errlen, "caching: out of host memory");
+        return -1;
+    }
+    pthread_mutex_init(&c->lock, NULL);
+    c->dev = a->dev;
+    c->cfg = cfg;
+    vl_slab_init(&c->blocks, sizeof(vl_cblock), 1024);
+    vl_slab_init(&c->nodes, sizeof(vl_cpending) > sizeof(vl_cuse) ? sizeof(vl_cpending) : sizeof(vl_cuse), 256);
+    memset(&c->st, 0, sizeof c->st);
+    a->impl = c;
+    return 0;
+}
+
+static void *caching_alloc(vl_allocator *a, size_t size, vl_stream s)
+{
+    vl_caching *c = impl(a);
+    pthread_mutex_lock(&c->lock);
+    void *p = vl_caching_alloc(c, size, s);
+    pthread_mutex_unlock(&c->lock);
+    return p;
+}
+
+static void caching_free(vl_allocator *a, void *ptr, size_t size, vl_stream s)
+{
+    (void)size; /* the block knows its size; the stream that frees does not matter (PyTorch) */
+    (void)s;
+    if (!ptr) return;
+    vl_caching *c = impl(a);
+    pthread_mutex_lock(&c->lock);
+    vl_caching_free(c, ptr);
+    pthread_mutex_unlock(&c->lock);
+}
+
+static int caching_record_use(vl_allocator *a, void *ptr, vl_stream s)
+{
+    vl_caching *c = impl(a);
+    pthread_mutex_lock(&c->lock);
+    int rc = vl_caching_record_use(c, ptr, s);
+    pthread_mutex_unlock(&c->lock);
+    return rc;
+}
+
+static size_t caching_trim(vl_allocator *a)
+{
+    vl_caching *c = impl(a);
+    pthread_mutex_lock(&c->lock);
+    size_t released = vl_caching_trim(c);
+    pthread_mutex_unlock(&c->lock);
+    return released;
+}
+
+static void caching_get_stats(vl_allocator *a, vl_alloc_stats *st)
+{
+    vl_caching *c = impl(a);
+    pthread_mutex_lock(&c->lock);
+    vl_caching_get_stats(c, st);
+    pthread_mutex_unlock(&c->lock);
+}
+
+static void caching_reset_peaks(vl_allocator *a)
+{
+    vl_caching *c = impl(a);
+    pthread_mutex_lock(&c->lock);
+    vl_caching_reset_peaks(c);
+    pthread_mutex_unlock(&c->lock);
+}
+
+static void caching_print_summary(vl_allocator *a, FILE *out)
+{
+    vl_caching *c = impl(a);
+    pthread_mutex_lock(&c->lock);
+    vl_caching_print_summary(c, out);
+    pthread_mutex_unlock(&c->lock);
+}
+
+static void caching_close(vl_allocator *a)
+{
+    vl_caching *c = impl(a);
+    if (!c) return;
+    pthread_mutex_lock(&c->lock);
+    vl_caching_process_events(c, 1);
+    if (c->table.count)
+        fprintf(stderr, "caching: %zu blocks (%lld bytes) still allocated at close; their segments are released\n",
+                c->table.count, (long long)c->st.allocated_bytes);
+    while (c->segments) {
+        vl_csegment *s = c->segments;
+        if (s->expandable) {
+            vl_expandable_destroy(c, s);
+        } else {
+            int rc = c->dev->ops->mem_free(c->dev, (void *)s->base, s->size);
+            if (rc != VL_DEV_OK) vl_caching_fatal("mem_free of a segment at close", rc);
+            vl_segment_unlink(c, s);
+            free(s);
+        }
+    }
+    for (size_t i = 0; i < c->nstreams; i++) free(c->streams[i]);
+    free(c->streams);
+    vl_slab_destroy(&c->blocks);
+    vl_slab_destroy(&c->nodes);
+    vl_addrmap_destroy(&c->table);
+    pthread_mutex_unlock(&c->lock);
+    pthread_mutex_destroy(&c->lock);
+    free(c);
+    a->impl = NULL;
+}
+
+const vl_alloc_backend vl_backend_caching = {
+    .name = "caching",
+    .summary = "vramlab's caching allocator: PyTorch-style pools, O(1) bins, classic or expandable segments",
+    .options = caching_options,
+    .needs_cuda = 0,
+    .open = caching_open,
+    .alloc = caching_alloc,
+    .free = caching_free,
+    .record_use = caching_record_use,
+    .trim = caching_trim,
+    .get_stats = caching_get_stats,
+    .reset_peaks = caching_reset_peaks,
+    .print_summary = caching_print_summary,
+    .close = caching_close,
+};
+
+int vl_caching_check(vl_allocator *a, char *err, size_t errlen)
+{
+    vl_caching *c = impl(a);
+    pthread_mutex_lock(&c->lock);
+    int rc = vl_caching_check_locked(c, err, errlen);
+    pthread_mutex_unlock(&c->lock);
+    return rc;
+}
+
+size_t vl_caching_block_size(vl_allocator *a, void *p)
+{
+    vl_caching *c = impl(a);
+    pthread_mutex_lock(&c->lock);
+    vl_addrmap_slot *slot = vl_addrmap_find(&c->table, (uintptr_t)p);
+    size_t size = slot ? ((vl_cblock *)(uintptr_t)slot->value)->size : 0;
+    pthread_mutex_unlock(&c->lock);
+    return size;
+}

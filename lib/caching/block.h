@@ -1,0 +1,46 @@
+/* A block: one contiguous range of device memory inside a segment, in one of four
+ * states. Block headers live in a slab (slab.h), never next to the memory they describe
+ * (device memory is not host-addressable).
+ *
+ * Invariants (checked by vl_caching_check):
+ *   - the blocks of a segment tile it exactly, in address order through prev/next:
+ *     first->addr == seg->base, b->addr + b->size == b->next->addr, the last ends at
+ *     seg->base + seg->size;
+ *   - two FREE neighbours never exist (freeing coalesces), nor two UNMAPPED ones;
+ *   - FREE blocks, and only they, are in their pool's bins (bins.h);
+ *   - ALLOCATED blocks, and only they, are in the allocator's pointer table;
+ *   - PENDING blocks have pending_events > 0 nodes waiting in stream FIFOs (events.c);
+ *   - UNMAPPED blocks exist only in expandable segments, start and end on chunk
+ *     boundaries and are linked in their segment's unmapped list (through bin_prev /
+ *     bin_next, which FREE blocks use for their bin). */
+#ifndef VL_CACHING_BLOCK_H
+#define VL_CACHING_BLOCK_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+enum vl_cblock_state {
+    VL_CB_FREE = 0,      /* cached, reusable by its pool's stream */
+    VL_CB_ALLOCATED = 1, /* handed out */
+    VL_CB_PENDING = 2,   /* freed, waiting for events on streams it was used on */
+    VL_CB_UNMAPPED = 3   /* expandable segments only: address space without memory */
+};
+
+struct vl_csegment;
+struct vl_cuse;
+
+typedef struct vl_cblock {
+    uintptr_t addr;
+    size_t size;
+    size_t requested;                       /* ALLOCATED: the caller's size; else 0 */
+    struct vl_cblock *prev, *next;          /* address neighbours in the segment */
+    struct vl_cblock *bin_prev, *bin_next;  /* FREE: bin list; UNMAPPED: segment's unmapped list */
+    struct vl_csegment *seg;
+    struct vl_cuse *uses;                   /* ALLOCATED: other streams from record_use */
+    uint32_t pending_events;                /* PENDING: events not yet seen complete */
+    uint16_t bin;                           /* FREE: class index in bins */
+    uint8_t state;                          /* enum vl_cblock_state */
+    uint8_t whole;                          /* FREE: counted as a whole free segment (stats.c) */
+} vl_cblock;
+
+#endif

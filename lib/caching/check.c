@@ -1,0 +1,141 @@
+/* The invariant checker: walks every segment, bin, stream FIFO and the pointer table
+ * and compares them with each other and with the statistics. The property test runs
+ * it after every step; it is O(blocks), never used on a hot path. */
+#include <inttypes.h>
+#include <stdarg.h>
+
+#include "caching/allocator.h"
+
+static int fail(char *err, size_t errlen, const char *format, ...)
+{
+    va_list ap;
+    va_start(ap, format);
+    vsnprintf(err, errlen, format, ap);
+    va_end(ap);
+    return -1;
+}
+
+#define CHECK(cond, ...)                                  \
+    do {                                                  \
+        if (!(cond)) return fail(err, errlen, __VA_ARGS__); \
+    } while (0)
+
+static int check_segment(vl_caching *c, vl_csegment *s, int64_t sums[6], char *err, size_t errlen)
+{
+    /* sums: allocated, requested, pending, mapped, whole_free, allocated blocks */
+    CHECK(s->first && s->first->addr == s->base && !s->first->prev, "segment %#" PRIxPTR ": bad first block", s->base);
+    size_t mapped = 0, unmapped_blocks = 0, listed = 0;
+    const vl_cblock *last = NULL;
+    for (const vl_cblock *b = s->first; b; b = b->next) {
+        CHECK(b->seg == s, "block %#" PRIxPTR ": wrong segment", b->addr);
+        CHECK(b->size > 0 && b->size % 512 == 0 && b->addr % 512 == 0, "block %#" PRIxPTR ": size %zu or address not 512-aligned", b->addr, b->size);
+        if (b->next) {
+            CHECK(b->addr + b->size == b->next->addr && b->next->prev == b, "block %#" PRIxPTR ": not contiguous with its next", b->addr);
+            CHECK(!(b->state == VL_CB_FREE && b->next->state == VL_CB_FREE), "blocks %#" PRIxPTR ": two FREE neighbours", b->addr);
+            CHECK(!(b->state == VL_CB_UNMAPPED && b->next->state == VL_CB_UNMAPPED), "blocks %#" PRIxPTR ": two UNMAPPED neighbours", b->addr);
+        }
+        switch (b->state) {
+        case VL_CB_ALLOCATED: {
+            vl_addrmap_slot *slot = vl_addrmap_find(&c->table, b->addr);
+            CHECK(slot && slot->value == (uint64_t)(uintptr_t)b, "allocated block %#" PRIxPTR " missing from the table", b->addr);
+            CHECK(b->requested > 0 && b->requested <= b->size, "block %#" PRIxPTR ": requested %zu > size %zu", b->addr, b->requested, b->size);
+            sums[0] += (int64_t)b->size;
+            sums[1] += (int64_t)b->requested;
+            sums[5]++;
+            mapped += b->size;
+            break;
+        }
+        case VL_CB_PENDING:
+            CHECK(b->pending_events > 0 && !b->uses, "pending block %#" PRIxPTR " without events", b->addr);
+            sums[2] += (int64_t)b->size;
+            mapped += b->size;
+            break;
+        case VL_CB_FREE:
+            CHECK(b->bin == vl_bin_index(b->size), "free block %#" PRIxPTR " in the wrong class", b->addr);
+            CHECK(b->whole == (!b->prev && !b->next), "free block %#" PRIxPTR ": stale whole flag", b->addr);
+            if (b->whole) sums[4] += (int64_t)b->size;
+            mapped += b->size;
+            break;
+        case VL_CB_UNMAPPED:
+            CHECK(s->expandable, "UNMAPPED block in a classic segment");
+            CHECK((b->addr - s->base) % s->chunk == 0 && b->size % s->chunk == 0, "unmapped block %#" PRIxPTR " not chunk-aligned", b->addr);
+            unmapped_blocks++;
+            break;
+        default:
+            return fail(err, errlen, "block %#" PRIxPTR ": bad state %d", b->addr, b->state);
+        }
+        last = b;
+    }
+    CHECK(last->addr + last->size == s->base + s->size, "segment %#" PRIxPTR ": blocks do not end at its end", s->base);
+    CHECK(mapped == s->mapped_bytes, "segment %#" PRIxPTR ": mapped %zu, blocks say %zu", s->base, s->mapped_bytes, mapped);
+    if (s->expandable) CHECK(mapped % s->chunk == 0, "segment %#" PRIxPTR ": mapped bytes not whole chunks", s->base);
+    for (const vl_cblock *u = s->unmapped; u; u = u->bin_next, listed++)
+        CHECK(u->state == VL_CB_UNMAPPED && u->seg == s, "unmapped list holds a mapped block");
+    CHECK(listed == unmapped_blocks, "segment %#" PRIxPTR ": unmapped list %zu, blocks %zu", s->base, listed, unmapped_blocks);
+    if (s->expandable) CHECK(s->pool->expandable == s, "expandable segment not its pool's");
+    sums[3] += (int64_t)mapped;
+    return 0;
+}
+
+static int check_pool(const vl_cpool *p, char *err, size_t errlen)
+{
+    size_t blocks = 0, bytes = 0;
+    for (unsigned i = 0; i < VL_BIN_COUNT; i++) {
+        int bit = (int)(p->bins.words[i / 64] >> (i % 64) & 1);
+        CHECK(bit == (p->bins.heads[i] != NULL), "bin %u: bitmap disagrees with its list", i);
+        for (const vl_cblock *b = p->bins.heads[i]; b; b = b->bin_next) {
+            CHECK(b->state == VL_CB_FREE && b->bin == i && b->seg->pool == p, "bin %u holds a foreign or non-free block", i);
+            CHECK(!b->bin_next || b->bin_next->bin_prev == b, "bin %u: broken links", i);
+            blocks++;
+            bytes += b->size;
+        }
+    }
+    for (unsigned w = 0; w < VL_BIN_WORDS; w++)
+        CHECK((int)(p->bins.summary >> w & 1) == (p->bins.words[w] != 0), "bin summary word %u wrong", w);
+    CHECK(blocks == p->bins.free_blocks && bytes == p->bins.free_bytes, "bin totals wrong");
+    return 0;
+}
+
+int vl_caching_check_locked(vl_caching *c, char *err, size_t errlen)
+{
+    int64_t sums[6] = {0};
+    size_t free_blocks_in_segments = 0, header_count = 0;
+    int64_t segment_count = 0;
+    for (vl_csegment *s = c->segments; s; s = s->next) {
+        if (check_segment(c, s, sums, err, errlen) != 0) return -1;
+        for (const vl_cblock *b = s->first; b; b = b->next) {
+            header_count++;
+            if (b->state == VL_CB_FREE) free_blocks_in_segments++;
+        }
+        segment_count += s->expandable ? (int64_t)(s->mapped_bytes / s->chunk) : 1;
+    }
+    size_t free_blocks_in_bins = 0, pending_nodes = 0;
+    for (size_t i = 0; i < c->nstreams; i++) {
+        vl_cstream *st = c->streams[i];
+        for (int k = 0; k < 2; k++) {
+            if (check_pool(&st->pools[k], err, errlen) != 0) return -1;
+            free_blocks_in_bins += st->pools[k].bins.free_blocks;
+        }
+        for (vl_cpending *p = st->pending_head; p; p = p->next) {
+            CHECK(p->block->state == VL_CB_PENDING, "pending event for a block that is not PENDING");
+            CHECK(p->next || st->pending_tail == p, "pending FIFO tail wrong");
+            pending_nodes++;
+        }
+    }
+    CHECK(free_blocks_in_bins == free_blocks_in_segments, "bins hold %zu blocks, segments %zu FREE ones", free_blocks_in_bins, free_blocks_in_segments);
+    CHECK(pending_nodes == c->npending, "pending events %zu, counter %zu", pending_nodes, c->npending);
+    CHECK(header_count == c->blocks.live, "block headers: %zu in segments, %zu handed out", header_count, c->blocks.live);
+    CHECK((size_t)sums[5] == c->table.count, "pointer table holds %zu, allocated blocks %" PRId64, c->table.count, sums[5]);
+    CHECK(sums[0] == c->st.allocated_bytes, "allocated_bytes %" PRId64 ", blocks sum to %" PRId64, c->st.allocated_bytes, sums[0]);
+    CHECK(sums[1] == c->st.requested_bytes, "requested_bytes %" PRId64 ", blocks sum to %" PRId64, c->st.requested_bytes, sums[1]);
+    CHECK(sums[0] + sums[2] == c->st.active_bytes, "active_bytes %" PRId64 ", blocks sum to %" PRId64, c->st.active_bytes, sums[0] + sums[2]);
+    CHECK(sums[3] == c->st.reserved_bytes, "reserved_bytes %" PRId64 ", segments sum to %" PRId64, c->st.reserved_bytes, sums[3]);
+    CHECK(sums[4] == c->whole_free_bytes, "whole free bytes %" PRId64 ", blocks sum to %" PRId64, c->whole_free_bytes, sums[4]);
+    CHECK(segment_count == c->st.segments, "segments %" PRId64 ", counted %" PRId64, c->st.segments, segment_count);
+    CHECK(c->st.reserved_bytes >= c->st.active_bytes && c->st.active_bytes >= c->st.allocated_bytes &&
+              c->st.allocated_bytes >= c->st.requested_bytes && c->st.requested_bytes >= 0,
+          "reserved >= active >= allocated >= requested >= 0 violated");
+    CHECK(c->st.peak_reserved_bytes >= c->st.reserved_bytes && c->st.peak_allocated_bytes >= c->st.allocated_bytes,
+          "a peak below its current value");
+    return 0;
+}

@@ -1,0 +1,203 @@
+/* The caching allocator's alloc and free paths: find a cached block in the stream's
+ * pool (bins.h), split it, hand it out; on free, coalesce with free neighbours or, when
+ * other streams used the block, defer through events (events.c). A miss grows a segment
+ * (segments_classic.c / segments_expandable.c); a device OOM releases the whole cache
+ * and retries once, then returns NULL with a report (stats.c).
+ *
+ * Hot path of a cache hit: one pointer-table probe, a bitmap lookup, an unlink and a
+ * link, a few counters; no malloc, no device call. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "caching/allocator.h"
+#include "caching/sizes.h"
+#include "exitcodes.h"
+
+/* How many blocks of the request's own size class a fit looks at for the best one;
+ * classes above it are taken from their head in O(1) (any block there is big enough,
+ * and within 3% of the best). */
+#define FIT_SCAN 16
+
+void vl_caching_fatal(const char *what, int rc)
+{
+    fprintf(stderr, "caching: %s failed (device status %d)\n", what, rc);
+    exit(VL_EXIT_FAIL);
+}
+
+vl_cblock *vl_caching_new_block(vl_caching *c)
+{
+    vl_cblock *b = vl_slab_get(&c->blocks);
+    if (!b) vl_caching_fatal("host allocation of a block header", -1);
+    return b;
+}
+
+vl_cstream *vl_caching_stream(vl_caching *c, vl_stream s)
+{
+    if (c->last_stream && c->last_stream->handle == s) return c->last_stream;
+    for (size_t i = 0; i < c->nstreams; i++) {
+        if (c->streams[i]->handle == s) return c->last_stream = c->streams[i];
+    }
+    if (c->nstreams == c->streams_cap) {
+        size_t cap = c->streams_cap ? c->streams_cap * 2 : 4;
+        vl_cstream **grown = realloc(c->streams, cap * sizeof *grown);
+        if (!grown) return NULL;
+        c->streams = grown;
+        c->streams_cap = cap;
+    }
+    vl_cstream *st = calloc(1, sizeof *st);
+    if (!st) return NULL;
+    st->handle = s;
+    for (int k = 0; k < 2; k++) {
+        st->pools[k].stream = st;
+        st->pools[k].small = k == 0;
+    }
+    c->streams[c->nstreams++] = st;
+    return c->last_stream = st;
+}
+
+static vl_cblock *find_fit(vl_caching *c, vl_cpool *p, size_t rounded)
+{
+    unsigned i = vl_bin_index(rounded);
+    vl_cblock *best = NULL;
+    int scanned = 0;
+    for (vl_cblock *b = p->bins.heads[i]; b && scanned < FIT_SCAN; b = b->bin_next, scanned++) {
+        if (b->size >= rounded && (!best || b->size < best->size)) {
+            best = b;
+            if (b->size == rounded) break;
+        }
+    }
+    if (!best) {
+        int j = vl_bins_next_nonempty(&p->bins, i);
+        if (j < 0) return NULL;
+        best = p->bins.heads[j];
+    }
+    if (!p->small && !c->cfg.expandable && !vl_caching_oversize_ok(best->size, rounded, c->cfg.max_split))
+        return NULL;
+    return best;
+}
+
+/* Takes `rounded` bytes from the FREE block b; the remainder, if the split rules allow,
+ * stays cached as a FREE block of its own. Its neighbours are not FREE (b was
+ * coalesced), so the remainder needs no coalescing. */
+static void take(vl_caching *c, vl_cpool *p, vl_cblock *b, size_t rounded)
+{
+    vl_free_remove(c, b);
+    if (vl_caching_should_split(b->size, rounded, p->small, b->seg->expandable, c->cfg.max_split)) {
+        vl_cblock *rest = vl_caching_new_block(c);
+        rest->addr = b->addr + rounded;
+        rest->size = b->size - rounded;
+        rest->seg = b->seg;
+        rest->prev = b;
+        rest->next = b->next;
+        if (b->next) b->next->prev = rest;
+        b->next = rest;
+        b->size = rounded;
+        vl_free_insert(c, rest);
+    }
+    b->state = VL_CB_ALLOCATED;
+}
+
+vl_cblock *vl_caching_release_block(vl_caching *c, vl_cblock *b)
+{
+    vl_cblock *prev = b->prev, *next = b->next;
+    if (prev && prev->state == VL_CB_FREE) {
+        vl_free_remove(c, prev);
+        prev->size += b->size;
+        prev->next = next;
+        if (next) next->prev = prev;
+        vl_slab_put(&c->blocks, b);
+        b = prev;
+    }
+    if (next && next->state == VL_CB_FREE) {
+        vl_free_remove(c, next);
+        b->size += next->size;
+        b->next = next->next;
+        if (next->next) next->next->prev = b;
+        vl_slab_put(&c->blocks, next);
+    }
+    b->pending_events = 0;
+    vl_free_insert(c, b);
+    return b;
+}
+
+static vl_cblock *grow(vl_caching *c, vl_cpool *p, size_t rounded, int *rc)
+{
+    return c->cfg.expandable ? vl_expandable_grow(c, p, rounded, rc) : vl_classic_grow(c, p, rounded, rc);
+}
+
+static size_t release_cache(vl_caching *c)
+{
+    return vl_classic_release_free(c, 0) + vl_expandable_release_free(c);
+}
+
+void *vl_caching_alloc(vl_caching *c, size_t size, vl_stream s)
+{
+    if (size == 0) return NULL;
+    c->st.allocs++;
+    if (c->npending) vl_caching_process_events(c, 0);
+    size_t rounded = size <= VL_CACHING_MAX_REQUEST ? vl_caching_round_size(size, c->cfg.roundup_div) : size;
+    vl_cstream *st = vl_caching_stream(c, s);
+    if (!st) vl_caching_fatal("host allocation of a stream record", -1);
+    vl_cpool *p = &st->pools[vl_caching_is_small(rounded) ? 0 : 1];
+
+    vl_cblock *b = NULL;
+    int rc = VL_DEV_OK;
+    if (size <= VL_CACHING_MAX_REQUEST) {
+        b = find_fit(c, p, rounded);
+        if (!b) b = grow(c, p, rounded, &rc);
+        if (!b) {
+            /* Like PyTorch: wait for deferred frees, give every cached byte back, retry once. */
+            c->st.alloc_retries++;
+            vl_caching_process_events(c, 1);
+            release_cache(c);
+            b = find_fit(c, p, rounded);
+            if (!b) b = grow(c, p, rounded, &rc);
+        }
+    }
+    if (!b) {
+        c->st.ooms++;
+        vl_caching_oom_report(c, size, rounded, s);
+        return NULL;
+    }
+    take(c, p, b, rounded);
+    b->requested = size;
+    if (vl_addrmap_insert(&c->table, b->addr, (uint64_t)(uintptr_t)b) != 0)
+        vl_caching_fatal("host allocation of the pointer table", -1);
+    vl_stat_add(&c->st.requested_bytes, &c->st.peak_requested_bytes, (int64_t)size);
+    vl_stat_add(&c->st.allocated_bytes, &c->st.peak_allocated_bytes, (int64_t)b->size);
+    vl_stat_add(&c->st.active_bytes, &c->st.peak_active_bytes, (int64_t)b->size);
+    vl_caching_stats_touch(c);
+    return (void *)b->addr;
+}
+
+void vl_caching_free(vl_caching *c, void *ptr)
+{
+    uint64_t value;
+    if (!vl_addrmap_remove(&c->table, (uintptr_t)ptr, &value)) {
+        fprintf(stderr, "caching: free of %p, which is not allocated here (double free?); ignored\n", ptr);
+        return;
+    }
+    vl_cblock *b = (vl_cblock *)(uintptr_t)value;
+    c->st.frees++;
+    c->st.requested_bytes -= (int64_t)b->requested;
+    c->st.allocated_bytes -= (int64_t)b->size;
+    b->requested = 0;
+    if (b->uses) {
+        vl_caching_defer_free(c, b); /* stays active until its events complete */
+    } else {
+        /* No record_use: reusable at once by the block's own stream, even if another
+         * stream still works on it. That is PyTorch's race, reproduced on purpose. */
+        c->st.active_bytes -= (int64_t)b->size;
+        vl_caching_release_block(c, b);
+    }
+    vl_caching_stats_touch(c);
+}
+
+size_t vl_caching_trim(vl_caching *c)
+{
+    /* Like torch.cuda.empty_cache(): wait for deferred frees first. */
+    vl_caching_process_events(c, 1);
+    size_t released = release_cache(c);
+    vl_caching_stats_touch(c);
+    return released;
+}

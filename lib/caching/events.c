@@ -1,0 +1,81 @@
+/* Cross-stream use: record_use(ptr, s) notes that stream s also works on a block; when
+ * the block is freed, an event is recorded on each such stream and the block stays
+ * PENDING (active, not reusable) until all of them completed. Without record_use a
+ * free makes the block reusable by its own stream at once, even while another stream
+ * still reads it: PyTorch's record_stream contract, race included.
+ *
+ * Pending events sit in one FIFO per stream where they were recorded; events on one
+ * stream complete in order, so processing asks only the oldest of each FIFO until one
+ * is still running. */
+#include "caching/allocator.h"
+
+int vl_caching_record_use(vl_caching *c, void *ptr, vl_stream s)
+{
+    vl_addrmap_slot *slot = vl_addrmap_find(&c->table, (uintptr_t)ptr);
+    if (!slot) {
+        fprintf(stderr, "caching: record_use of %p, which is not allocated here; ignored\n", ptr);
+        return VL_UNSUPPORTED;
+    }
+    vl_cblock *b = (vl_cblock *)(uintptr_t)slot->value;
+    vl_cstream *st = vl_caching_stream(c, s);
+    if (!st) vl_caching_fatal("host allocation of a stream record", -1);
+    if (st == b->seg->pool->stream) return VL_OK; /* its own stream orders reuse already */
+    for (vl_cuse *u = b->uses; u; u = u->next)
+        if (u->stream == st) return VL_OK;
+    vl_cuse *u = vl_slab_get(&c->nodes);
+    if (!u) vl_caching_fatal("host allocation of a stream-use record", -1);
+    u->stream = st;
+    u->next = b->uses;
+    b->uses = u;
+    return VL_OK;
+}
+
+void vl_caching_defer_free(vl_caching *c, vl_cblock *b)
+{
+    b->state = VL_CB_PENDING;
+    b->pending_events = 0;
+    for (vl_cuse *u = b->uses, *next; u; u = next) {
+        next = u->next;
+        vl_cstream *st = u->stream;
+        vl_slab_put(&c->nodes, u);
+        vl_cpending *p = vl_slab_get(&c->nodes);
+        if (!p) vl_caching_fatal("host allocation of a pending-event record", -1);
+        int rc = c->dev->ops->event_record(c->dev, st->handle, &p->event);
+        if (rc != VL_DEV_OK) vl_caching_fatal("event_record", rc);
+        p->block = b;
+        if (st->pending_tail) st->pending_tail->next = p;
+        else st->pending_head = p;
+        st->pending_tail = p;
+        b->pending_events++;
+        c->npending++;
+    }
+    b->uses = NULL;
+}
+
+void vl_caching_process_events(vl_caching *c, int wait)
+{
+    if (!c->npending) return;
+    if (wait) {
+        int rc = c->dev->ops->synchronize(c->dev);
+        if (rc != VL_DEV_OK) vl_caching_fatal("synchronize", rc);
+    }
+    for (size_t i = 0; i < c->nstreams && c->npending; i++) {
+        vl_cstream *st = c->streams[i];
+        vl_cpending *p;
+        while ((p = st->pending_head) != NULL) {
+            int done = c->dev->ops->event_query(c->dev, p->event);
+            if (done < 0) vl_caching_fatal("event_query", done);
+            if (!done) break;
+            st->pending_head = p->next;
+            if (!st->pending_head) st->pending_tail = NULL;
+            c->dev->ops->event_release(c->dev, p->event);
+            vl_cblock *b = p->block;
+            vl_slab_put(&c->nodes, p);
+            c->npending--;
+            if (--b->pending_events == 0) {
+                c->st.active_bytes -= (int64_t)b->size;
+                vl_caching_release_block(c, b);
+            }
+        }
+    }
+}

@@ -1,0 +1,241 @@
+/* segments=expandable: each stream and pool owns one virtual address range as large as
+ * the device, and physical memory is mapped into it chunk by chunk (one dev->ops->map
+ * per chunk) only where blocks need it. Free space next to mapped space grows instead
+ * of a new segment being made, so there is no per-segment rounding and no stranded
+ * segment tails: reserved stays close to allocated. Trim and memory pressure unmap every
+ * chunk that lies entirely inside a FREE block.
+ *
+ * Invariants (besides block.h's): chunks start at base + k * chunk; a chunk is mapped
+ * iff it is covered by non-UNMAPPED blocks, each chunk by exactly one map call, so it
+ * can be unmapped alone; UNMAPPED blocks are chunk-aligned, never adjacent to each
+ * other, and are the members of seg->unmapped. */
+#include <stdlib.h>
+
+#include "caching/allocator.h"
+#include "caching/sizes.h"
+
+static size_t round_up(size_t x, size_t to) { return (x + to - 1) / to * to; }
+
+static void unmapped_add(vl_csegment *s, vl_cblock *b)
+{
+    b->state = VL_CB_UNMAPPED;
+    b->bin_prev = NULL;
+    b->bin_next = s->unmapped;
+    if (s->unmapped) s->unmapped->bin_prev = b;
+    s->unmapped = b;
+}
+
+static void unmapped_remove(vl_csegment *s, vl_cblock *b)
+{
+    if (b->bin_prev) b->bin_prev->bin_next = b->bin_next;
+    else s->unmapped = b->bin_next;
+    if (b->bin_next) b->bin_next->bin_prev = b->bin_prev;
+    b->bin_prev = b->bin_next = NULL;
+}
+
+/* Inserts a new block of [addr, addr+size) after `after` (or first when NULL). */
+static vl_cblock *insert_after(vl_caching *c, vl_csegment *s, vl_cblock *after, uintptr_t addr, size_t size)
+{
+    vl_cblock *b = vl_caching_new_block(c);
+    b->addr = addr;
+    b->size = size;
+    b->seg = s;
+    b->prev = after;
+    b->next = after ? after->next : s->first;
+    if (b->next) b->next->prev = b;
+    if (after) after->next = b;
+    else s->first = b;
+    return b;
+}
+
+/* Maps [lo, lo+bytes) chunk by chunk. On a device OOM it unmaps what it mapped and
+ * returns VL_DEV_OOM, leaving everything as it was. */
+static int map_range(vl_caching *c, vl_csegment *s, uintptr_t lo, size_t bytes)
+{
+    for (size_t off = 0; off < bytes; off += s->chunk) {
+        int rc = c->dev->ops->map(c->dev, (void *)(lo + off), s->chunk);
+        if (rc == VL_DEV_OK) continue;
+        if (rc != VL_DEV_OOM) vl_caching_fatal("map of a chunk", rc);
+        for (size_t back = 0; back < off; back += s->chunk) {
+            int urc = c->dev->ops->unmap(c->dev, (void *)(lo + back), s->chunk);
+            if (urc != VL_DEV_OK) vl_caching_fatal("unmap of a chunk", urc);
+        }
+        return VL_DEV_OOM;
+    }
+    int64_t n = (int64_t)(bytes / s->chunk);
+    s->mapped_bytes += bytes;
+    vl_stat_add(&c->st.reserved_bytes, &c->st.peak_reserved_bytes, (int64_t)bytes);
+    c->st.segments += n;
+    c->st.device_allocs += n;
+    return VL_DEV_OK;
+}
+
+static void unmap_range(vl_caching *c, vl_csegment *s, uintptr_t lo, size_t bytes)
+{
+    for (size_t off = 0; off < bytes; off += s->chunk) {
+        int rc = c->dev->ops->unmap(c->dev, (void *)(lo + off), s->chunk);
+        if (rc != VL_DEV_OK) vl_caching_fatal("unmap of a chunk", rc);
+    }
+    int64_t n = (int64_t)(bytes / s->chunk);
+    s->mapped_bytes -= bytes;
+    c->st.reserved_bytes -= (int64_t)bytes;
+    c->st.segments -= n;
+    c->st.device_frees += n;
+}
+
+static vl_csegment *segment_of(vl_caching *c, vl_cpool *p)
+{
+    if (p->expandable) return p->expandable;
+    size_t chunk = p->small ? c->dev->granularity : round_up(c->cfg.chunk, c->dev->granularity);
+    size_t size = round_up(c->dev->total_bytes, chunk);
+    void *base = NULL;
+    int rc = c->dev->ops->va_reserve(c->dev, size, &base);
+    if (rc != VL_DEV_OK) vl_caching_fatal("va_reserve of an expandable segment", rc);
+    vl_csegment *s = calloc(1, sizeof *s);
+    if (!s) vl_caching_fatal("host allocation of a segment record", -1);
+    s->base = (uintptr_t)base;
+    s->size = size;
+    s->chunk = chunk;
+    s->expandable = 1;
+    s->pool = p;
+    unmapped_add(s, insert_after(c, s, NULL, s->base, size));
+    vl_segment_link(c, s);
+    p->expandable = s;
+    return s;
+}
+
+vl_cblock *vl_expandable_grow(vl_caching *c, vl_cpool *p, size_t rounded, int *rc)
+{
+    vl_csegment *s = segment_of(c, p);
+    /* Pick the placement that maps the fewest bytes: at the start of an unmapped range
+     * (extending a FREE block before it), at its end (extending one after it), or all of
+     * it (joining both). */
+    vl_cblock *best = NULL;
+    uintptr_t best_lo = 0;
+    size_t best_bytes = SIZE_MAX;
+    for (vl_cblock *u = s->unmapped; u; u = u->bin_next) {
+        size_t before = u->prev && u->prev->state == VL_CB_FREE ? u->prev->size : 0;
+        size_t after = u->next && u->next->state == VL_CB_FREE ? u->next->size : 0;
+        size_t need = rounded > before ? round_up(rounded - before, s->chunk) : s->chunk;
+        if (need <= u->size && need < best_bytes) {
+            best = u, best_lo = u->addr, best_bytes = need;
+        }
+        need = rounded > after ? round_up(rounded - after, s->chunk) : s->chunk;
+        if (need <= u->size && need < best_bytes) {
+            best = u, best_lo = u->addr + u->size - need, best_bytes = need;
+        }
+        if (before + u->size + after >= rounded && u->size < best_bytes) {
+            best = u, best_lo = u->addr, best_bytes = u->size;
+        }
+    }
+    if (!best || map_range(c, s, best_lo, best_bytes) != VL_DEV_OK) {
+        *rc = VL_DEV_OOM;
+        return NULL;
+    }
+    /* Cut the unmapped block into [unmapped][mapped, now FREE][unmapped]. */
+    vl_cblock *u = best;
+    unmapped_remove(s, u);
+    uintptr_t end = u->addr + u->size;
+    if (best_lo > u->addr) {
+        vl_cblock *left = insert_after(c, s, u->prev, u->addr, best_lo - u->addr);
+        unmapped_add(s, left);
+    }
+    if (best_lo + best_bytes < end) {
+        vl_cblock *right = insert_after(c, s, u, best_lo + best_bytes, end - best_lo - best_bytes);
+        unmapped_add(s, right);
+    }
+    u->addr = best_lo;
+    u->size = best_bytes;
+    return vl_caching_release_block(c, u);
+}
+
+/* Merges the UNMAPPED block b with UNMAPPED neighbours; returns the merged block. */
+static vl_cblock *merge_unmapped(vl_caching *c, vl_csegment *s, vl_cblock *b)
+{
+    vl_cblock *prev = b->prev, *next = b->next;
+    if (prev && prev->state == VL_CB_UNMAPPED) {
+        unmapped_remove(s, b);
+        prev->size += b->size;
+        prev->next = next;
+        if (next) next->prev = prev;
+        vl_slab_put(&c->blocks, b);
+        b = prev;
+    }
+    if (next && next->state == VL_CB_UNMAPPED) {
+        unmapped_remove(s, next);
+        b->size += next->size;
+        b->next = next->next;
+        if (next->next) next->next->prev = b;
+        vl_slab_put(&c->blocks, next);
+    }
+    return b;
+}
+
+/* Unmaps the whole chunks inside the FREE block b, leaving its unaligned ends FREE.
+ * Returns the block to continue the walk after, and adds the bytes to *released. */
+static vl_cblock *unmap_free_block(vl_caching *c, vl_csegment *s, vl_cblock *b, size_t *released)
+{
+    uintptr_t lo = s->base + round_up(b->addr - s->base, s->chunk);
+    uintptr_t hi = s->base + (b->addr + b->size - s->base) / s->chunk * s->chunk;
+    if (hi <= lo) return b;
+    unmap_range(c, s, lo, hi - lo);
+    *released += hi - lo;
+    vl_free_remove(c, b);
+    uintptr_t end = b->addr + b->size;
+    if (lo > b->addr) vl_free_insert(c, insert_after(c, s, b->prev, b->addr, lo - b->addr));
+    vl_cblock *right = NULL;
+    if (hi < end) right = insert_after(c, s, b, hi, end - hi);
+    b->addr = lo;
+    b->size = hi - lo;
+    unmapped_add(s, b);
+    if (right) vl_free_insert(c, right);
+    vl_cblock *merged = merge_unmapped(c, s, b);
+    return right ? right : merged;
+}
+
+static void release_range(vl_caching *c, vl_csegment *s)
+{
+    int rc = c->dev->ops->va_release(c->dev, (void *)s->base, s->size);
+    if (rc != VL_DEV_OK) vl_caching_fatal("va_release of an expandable segment", rc);
+    vl_segment_unlink(c, s);
+    s->pool->expandable = NULL;
+    free(s);
+}
+
+size_t vl_expandable_release_free(vl_caching *c)
+{
+    size_t released = 0;
+    for (vl_csegment *s = c->segments, *next; s; s = next) {
+        next = s->next;
+        if (!s->expandable) continue;
+        for (vl_cblock *b = s->first; b; b = b->next)
+            if (b->state == VL_CB_FREE) b = unmap_free_block(c, s, b, &released);
+        if (s->mapped_bytes == 0) {
+            /* Nothing mapped: one UNMAPPED block spans the range (they merge). */
+            unmapped_remove(s, s->first);
+            vl_slab_put(&c->blocks, s->first);
+            release_range(c, s);
+        }
+    }
+    return released;
+}
+
+void vl_expandable_destroy(vl_caching *c, vl_csegment *s)
+{
+    /* Every mapped chunk is covered by non-UNMAPPED blocks: walk them in address order
+     * and unmap each chunk once. */
+    uintptr_t done = s->base;
+    for (vl_cblock *b = s->first, *next; b; b = next) {
+        next = b->next;
+        if (b->state != VL_CB_UNMAPPED) {
+            uintptr_t lo = s->base + (b->addr - s->base) / s->chunk * s->chunk;
+            uintptr_t hi = s->base + round_up(b->addr + b->size - s->base, s->chunk);
+            if (lo < done) lo = done;
+            if (hi > lo) unmap_range(c, s, lo, hi - lo);
+            if (hi > done) done = hi;
+        }
+        if (b->state == VL_CB_FREE) vl_free_remove(c, b);
+        vl_slab_put(&c->blocks, b);
+    }
+    release_range(c, s);
+}
