@@ -207,7 +207,6 @@ int main(int argc, char **argv)
     }
 
     write_trace_meta(p.csv, &trace);
-    if (p.dev->simulated) vl_csv_meta(p.csv, "simulated", "yes: times are host CPU time of the allocator's policy code");
     char acols[256], fcols[256];
     char header[1024];
     snprintf(header, sizeof header,

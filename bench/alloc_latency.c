@@ -1,0 +1,175 @@
+/* bench/alloc_latency: host latency of one alloc and one free by size, 512 B to 8 GiB
+ * (sizes above a fraction of the free device memory are left out), for any allocator.
+ *
+ * What is timed, per size, on the host monotonic clock, after a warm-up:
+ *   alloc_ns       the alloc call alone (cudaMalloc, cudaMallocAsync's enqueue, a cache hit)
+ *   free_ns        the free call alone (for async backends only the enqueue)
+ *   cycle_sync_ns  alloc + free + device synchronize: what an async free really costs
+ *                  once the pool has to give memory back (release threshold 0)
+ *   first_*_ns     the very first alloc/free of that size (before warm-up): the cold path
+ * Repetitions stop early once a size has used its time budget (large cudaMalloc/cudaFree
+ * take milliseconds), but never below --min-reps. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "clock.h"
+#include "exitcodes.h"
+#include "program.h"
+#include "size.h"
+#include "stats.h"
+
+static uint64_t min_size = 512, max_size = UINT64_C(8) << 30;
+static int64_t step = 4, reps = 300, min_reps = 15, warmup = 10;
+static double budget_ms = 600, mem_fraction = 0.8;
+
+static const vl_cli_opt options[] = {
+    {"min-size", VL_CLI_SIZE, &min_size, "smallest size", 1, 0x1p62},
+    {"max-size", VL_CLI_SIZE, &max_size, "largest size (capped by --mem-fraction of free memory)", 1, 0x1p62},
+    {"step", VL_CLI_INT, &step, "size factor between rows; --quick: 16", 2, 1024},
+    {"reps", VL_CLI_INT, &reps, "repetitions per size at most; --quick: 40", 1, 1e7},
+    {"min-reps", VL_CLI_INT, &min_reps, "repetitions per size at least (time budget notwithstanding)", 1, 1e6},
+    {"warmup", VL_CLI_INT, &warmup, "untimed alloc/free pairs per size first; --quick: 3", 0, 1e6},
+    {"budget-ms", VL_CLI_DOUBLE, &budget_ms, "time per size and loop before stopping early; --quick: 80", 1, 1e6},
+    {"mem-fraction", VL_CLI_DOUBLE, &mem_fraction, "largest size as a fraction of free device memory", 0.01, 0.99},
+    {NULL},
+};
+
+static const vl_program_def def = {
+    .summary = "alloc and free latency by size (median, p99, IQR) for one allocator",
+    .default_alloc = "raw",
+    .needs_cuda = 0,
+    .options = options,
+};
+
+typedef struct size_result {
+    vl_summary alloc_ns, free_ns, cycle_ns;
+    double first_alloc_ns, first_free_ns;
+    size_t ooms;
+} size_result;
+
+static void device_sync(vl_device *d) { d->ops->synchronize(d); }
+
+/* Times alloc and free separately; returns the number of samples (0 on a first OOM). */
+static size_t time_pairs(vl_allocator *a, size_t size, double *alloc_ns, double *free_ns, size_t *ooms)
+{
+    uint64_t start = vl_now_ns(), budget = (uint64_t)(budget_ms * 1e6);
+    size_t n = 0;
+    while (n < (size_t)reps && (n < (size_t)min_reps || vl_now_ns() - start < budget)) {
+        uint64_t t0 = vl_now_ns();
+        void *p = vl_allocate(a, size, NULL);
+        uint64_t t1 = vl_now_ns();
+        if (!p) {
+            (*ooms)++;
+            break;
+        }
+        vl_deallocate(a, p, size, NULL);
+        uint64_t t2 = vl_now_ns();
+        alloc_ns[n] = (double)(t1 - t0);
+        free_ns[n] = (double)(t2 - t1);
+        n++;
+    }
+    return n;
+}
+
+/* alloc + free + device synchronize as one sample. */
+static size_t time_cycles(vl_allocator *a, size_t size, double *cycle_ns, size_t *ooms)
+{
+    uint64_t start = vl_now_ns(), budget = (uint64_t)(budget_ms * 1e6);
+    size_t n = 0;
+    while (n < (size_t)reps && (n < (size_t)min_reps || vl_now_ns() - start < budget)) {
+        uint64_t t0 = vl_now_ns();
+        void *p = vl_allocate(a, size, NULL);
+        if (!p) {
+            (*ooms)++;
+            break;
+        }
+        vl_deallocate(a, p, size, NULL);
+        device_sync(a->dev);
+        cycle_ns[n++] = (double)(vl_now_ns() - t0);
+    }
+    return n;
+}
+
+static void measure_size(vl_allocator *a, size_t size, double *buf_a, double *buf_b, double *buf_c, size_result *r)
+{
+    memset(r, 0, sizeof *r);
+    r->first_alloc_ns = r->first_free_ns = -1;
+    uint64_t t0 = vl_now_ns();
+    void *p = vl_allocate(a, size, NULL);
+    uint64_t t1 = vl_now_ns();
+    if (p) {
+        vl_deallocate(a, p, size, NULL);
+        r->first_free_ns = (double)(vl_now_ns() - t1);
+        r->first_alloc_ns = (double)(t1 - t0);
+    } else {
+        r->ooms++;
+    }
+    for (int64_t i = 0; p && i < warmup; i++) {
+        void *q = vl_allocate(a, size, NULL);
+        if (!q) {
+            r->ooms++;
+            break;
+        }
+        vl_deallocate(a, q, size, NULL);
+    }
+    device_sync(a->dev);
+    size_t n = r->ooms ? 0 : time_pairs(a, size, buf_a, buf_b, &r->ooms);
+    r->alloc_ns = vl_summarize(buf_a, n);
+    r->free_ns = vl_summarize(buf_b, n);
+    device_sync(a->dev);
+    n = r->ooms ? 0 : time_cycles(a, size, buf_c, &r->ooms);
+    r->cycle_ns = vl_summarize(buf_c, n);
+}
+
+int main(int argc, char **argv)
+{
+    vl_program p;
+    vl_program_start(&p, &def, argc, argv);
+    if (p.cli.quick) {
+        step = step < 16 ? 16 : step;
+        reps = reps > 40 ? 40 : reps;
+        warmup = warmup > 3 ? 3 : warmup;
+        budget_ms = budget_ms > 80 ? 80 : budget_ms;
+        min_reps = min_reps > 5 ? 5 : min_reps;
+    }
+    if (min_reps > reps) min_reps = reps;
+    uint64_t limit = (uint64_t)((double)p.free_at_start * mem_fraction);
+    char sz[32];
+    vl_csv_meta(p.csv, "timing", "host monotonic clock; alloc_ns/free_ns: the call alone (async: the enqueue); "
+                                 "cycle_sync_ns: alloc+free+device synchronize");
+    vl_csv_meta(p.csv, "size_limit_bytes", "%llu (%s of free memory at start)", (unsigned long long)limit,
+                vl_format_size(limit, sz, sizeof sz));
+
+    char c1[256], c2[256], c3[256], header[1024];
+    snprintf(header, sizeof header, "size_bytes,%s,%s,%s,first_alloc_ns,first_free_ns,ooms",
+             vl_summary_columns("alloc", "ns", c1, sizeof c1), vl_summary_columns("free", "ns", c2, sizeof c2),
+             vl_summary_columns("cycle_sync", "ns", c3, sizeof c3));
+    vl_csv_header(p.csv, header);
+
+    double *buf_a = malloc((size_t)reps * sizeof *buf_a), *buf_b = malloc((size_t)reps * sizeof *buf_b),
+           *buf_c = malloc((size_t)reps * sizeof *buf_c);
+    if (!buf_a || !buf_b || !buf_c) {
+        fprintf(stderr, "%s: out of host memory\n", p.cli.prog);
+        return VL_EXIT_FAIL;
+    }
+    size_t skipped = 0;
+    for (uint64_t size = min_size; size <= max_size; size = size > max_size / (uint64_t)step ? max_size + 1 : size * (uint64_t)step) {
+        if (limit && size > limit) {
+            skipped++;
+            continue;
+        }
+        size_result r;
+        measure_size(p.alloc, (size_t)size, buf_a, buf_b, buf_c, &r);
+        vl_csv_row(p.csv, "%llu,%s,%s,%s,%.0f,%.0f,%zu", (unsigned long long)size,
+                   vl_summary_values(&r.alloc_ns, c1, sizeof c1), vl_summary_values(&r.free_ns, c2, sizeof c2),
+                   vl_summary_values(&r.cycle_ns, c3, sizeof c3), r.first_alloc_ns, r.first_free_ns, r.ooms);
+    }
+    if (skipped)
+        fprintf(stderr, "%s: %zu size%s above %s left out (--mem-fraction of free memory)\n", p.cli.prog, skipped,
+                skipped == 1 ? "" : "s", vl_format_size(limit, sz, sizeof sz));
+    free(buf_a);
+    free(buf_b);
+    free(buf_c);
+    return vl_program_finish(&p);
+}
