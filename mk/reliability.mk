@@ -51,8 +51,10 @@ FUZZ_DIR := build-fuzz
 FUZZ_SAN := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
 FUZZ_CPPFLAGS := -Ilib -Itests/fuzz -I$(FUZZ_DIR)/gen -I$(CUDA_HOME)/include -D_GNU_SOURCE
 FUZZ_CFLAGS := -std=c11 -O1 -g -Wall -Wextra -pthread -MMD -MP $(FUZZ_SAN)
-FUZZ_TARGET_SRCS := $(filter-out tests/fuzz/fuzz_util.c,$(sort $(wildcard tests/fuzz/fuzz_*.c)))
+FUZZ_TARGET_SRCS := $(sort $(wildcard tests/fuzz/fuzz_*.c))
 FUZZ_TARGETS := $(notdir $(FUZZ_TARGET_SRCS:.c=))
+# Every other C file in tests/fuzz/ is a helper linked into each target (property checks).
+FUZZ_HELPER_OBJS := $(patsubst %.c,$(FUZZ_DIR)/obj/%.o,$(filter-out $(FUZZ_TARGET_SRCS),$(wildcard tests/fuzz/*.c)))
 FUZZ_BINS := $(addprefix $(FUZZ_DIR)/bin/,$(FUZZ_TARGETS))
 FUZZ_LIB_OBJS := $(LIB_C:%.c=$(FUZZ_DIR)/obj/%.o)
 
@@ -66,7 +68,7 @@ $(FUZZ_DIR)/obj/lib/%.o: lib/%.c $(FUZZ_DIR)/gen/vl_version.h
 	@mkdir -p $(@D)
 	$(FUZZ_CC) $(FUZZ_CPPFLAGS) $(FUZZ_CFLAGS) -Wno-missing-field-initializers -fsanitize=fuzzer-no-link -c $< -o $@
 
-$(FUZZ_DIR)/obj/tests/fuzz/%.o: tests/fuzz/%.c tests/fuzz/fuzz_util.h
+$(FUZZ_DIR)/obj/tests/fuzz/%.o: tests/fuzz/%.c
 	@mkdir -p $(@D)
 	$(FUZZ_CC) $(FUZZ_CPPFLAGS) $(FUZZ_CFLAGS) -Werror -Wshadow -Wstrict-prototypes -Wformat=2 \
 	  -fsanitize=fuzzer-no-link -c $< -o $@
@@ -79,7 +81,7 @@ $(FUZZ_DIR)/obj/gen/device_stubs.o: $(FUZZ_DIR)/gen/device_stubs.c
 	@mkdir -p $(@D)
 	$(FUZZ_CC) $(FUZZ_CFLAGS) -w -c $< -o $@
 
-$(FUZZ_DIR)/bin/%: $(FUZZ_DIR)/obj/tests/fuzz/%.o $(FUZZ_DIR)/obj/tests/fuzz/fuzz_util.o \
+$(FUZZ_DIR)/bin/%: $(FUZZ_DIR)/obj/tests/fuzz/%.o $(FUZZ_HELPER_OBJS) \
                    $(FUZZ_DIR)/obj/gen/device_stubs.o $(FUZZ_LIB_OBJS)
 	@mkdir -p $(@D)
 	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer $^ -ldl -lm -lrt -o $@

@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "fuzz_util.h"
+#include "util.h"
 #include "size.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

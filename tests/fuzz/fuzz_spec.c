@@ -14,7 +14,7 @@
 
 #include "alloc.h"
 #include "device.h"
-#include "fuzz_util.h"
+#include "util.h"
 #include "size.h"
 #include "spec.h"
 

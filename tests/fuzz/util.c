@@ -1,5 +1,5 @@
-/* Implementation of tests/fuzz/fuzz_util.h. */
-#include "fuzz_util.h"
+/* Implementation of tests/fuzz/util.h. */
+#include "util.h"
 
 #include <stdarg.h>
 #include <stdio.h>

@@ -1,0 +1,12 @@
+/* libFuzzer target: trace format guessing (no --format) on arbitrary bytes, then the
+ * parser it picks; reaches the torch-pickle refusal too. */
+#include "trace_check.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    vl_trace_options opt = {.format = VL_TRACE_AUTO, .free_at = VL_TRACE_FREE_AT_COMPLETED};
+    vl_fuzz_trace_one(data, size, &opt);
+    return 0;
+}
