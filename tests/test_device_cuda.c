@@ -16,6 +16,26 @@
 #include "exitcodes.h"
 #include "kernels/spin.h"
 
+/* Opens through the cuda implementation itself (the unit under test); NULL with
+ * *status set when status is given, else a failure. */
+static vl_device *open_cuda(const char *spec, int *status)
+{
+    vl_spec parsed;
+    char err[256] = "";
+    int st = -1;
+    if (vl_spec_parse(spec, vl_device_cuda_options, &parsed, err, sizeof err) != 0)
+        fail_msg("vl_spec_parse(%s): %s", spec, err);
+    vl_device *d = vl_device_cuda_open(&parsed, &st, err, sizeof err);
+    if (status != NULL) {
+        *status = st;
+        if (d == NULL) print_message("%s\n", err);
+        if (d == NULL && st == VL_EXIT_SKIP) assert_true(strncmp(err, "no CUDA device", 14) == 0);
+        return d;
+    }
+    if (d == NULL) fail_msg("vl_device_cuda_open(%s): status %d: %s", spec, st, err);
+    return d;
+}
+
 static vl_device *open_or_skip(const char *spec)
 {
     char why[256];
@@ -23,11 +43,7 @@ static vl_device *open_or_skip(const char *spec)
         print_message("%s\n", why);
         skip();
     }
-    int status = -1;
-    char err[256] = "";
-    vl_device *d = vl_device_open(spec, &status, err, sizeof err);
-    if (d == NULL) fail_msg("vl_device_open(%s): status %d: %s", spec, status, err);
-    return d;
+    return open_cuda(spec, NULL);
 }
 
 static int is_power_of_two(size_t x) { return x != 0 && (x & (x - 1)) == 0; }
@@ -57,10 +73,8 @@ static void test_missing_ordinal_is_a_skip(void **state)
     char why[256];
     if (!vl_cuda_available(why, sizeof why)) skip();
     int status = -1;
-    char err[256] = "";
-    assert_null(vl_device_open("cuda:device=4096", &status, err, sizeof err));
+    assert_null(open_cuda("cuda:device=4096", &status));
     assert_int_equal(status, VL_EXIT_SKIP);
-    assert_true(strncmp(err, "no CUDA device", 14) == 0);
 }
 
 /* Writes a pattern through the runtime and reads it back: the memory is real. */

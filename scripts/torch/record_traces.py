@@ -1,0 +1,193 @@
+#!/usr/bin/env python3
+"""Records PyTorch allocation traces of real workloads and the peak memory each
+allocator needs for them (the baseline vramlab must beat).
+
+For every workload of workloads.py it runs, each in a fresh process (PyTorch reads
+its allocator settings once, at CUDA initialisation):
+  torch             PyTorch's caching allocator, default settings, with
+                    torch.cuda.memory._record_memory_history(): the snapshot pickle
+                    and its torch-csv conversion are the trace;
+  torch-expandable  PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True;
+  vramlab           libvramlab_caching.so, VRAMLAB_ALLOC=caching (with --plugin);
+  vramlab-expandable  the same with caching:segments=expandable;
+  tiny              a small model, few steps, recorded: a test fixture.
+Peaks are PyTorch's max_memory_allocated / max_memory_reserved, or vramlab's
+peak_allocated_bytes / peak_reserved_bytes from the plugin.
+
+Out (--out DIR): W.pickle, W.csv, W.tiny.csv, peaks.csv, logs/. --fixtures DIR copies
+the tiny traces there. Exit 77 with one line when torch or a GPU is missing.
+"""
+import argparse
+import concurrent.futures as cf
+import csv
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+TO_CSV = os.path.join(ROOT, "scripts", "torch-snapshot-to-csv")
+
+ALLOCATORS = {
+    # name: (environment, uses the plugin, records the trace)
+    "torch": ({}, False, True),
+    "torch-expandable": ({"PYTORCH_CUDA_ALLOC_CONF": "expandable_segments:True"}, False, False),
+    "vramlab": ({"VRAMLAB_ALLOC": "caching"}, True, False),
+    "vramlab-expandable": ({"VRAMLAB_ALLOC": "caching:segments=expandable"}, True, False),
+}
+
+
+def worker(args):
+    import torch
+
+    sys.path.insert(0, HERE)
+    import workloads
+
+    plugin = None
+    if args.plugin:
+        import ctypes
+
+        plugin = ctypes.CDLL(args.plugin)
+        plugin.vl_torch_stat.restype = ctypes.c_int64
+        plugin.vl_torch_stat.argtypes = [ctypes.c_int, ctypes.c_char_p]
+        alloc = torch.cuda.memory.CUDAPluggableAllocator(args.plugin, "vl_alloc", "vl_free")
+        torch.cuda.memory.change_current_allocator(alloc)
+    if args.record:
+        torch.cuda.memory._record_memory_history(enabled="all", context=None, stacks="python",
+                                                 max_entries=2_000_000)
+    t0 = time.monotonic()
+    result = workloads.RUN[args.workload](args.size, args.seed)
+    torch.cuda.synchronize()
+    seconds = time.monotonic() - t0
+    if args.record:
+        torch.cuda.memory._dump_snapshot(args.record)
+        torch.cuda.memory._record_memory_history(enabled=None)
+    if plugin is not None:
+        peak_alloc = plugin.vl_torch_stat(0, b"peak_allocated_bytes")
+        peak_res = plugin.vl_torch_stat(0, b"peak_reserved_bytes")
+        spec = os.environ.get("VRAMLAB_ALLOC", "caching")
+    else:
+        peak_alloc = torch.cuda.max_memory_allocated()
+        peak_res = torch.cuda.max_memory_reserved()
+        spec = os.environ.get("PYTORCH_CUDA_ALLOC_CONF", "default")
+    out = dict(workload=args.workload, size=args.size, allocator=args.allocator, spec=spec,
+               peak_allocated_bytes=peak_alloc, peak_reserved_bytes=peak_res,
+               seconds=round(seconds, 3), result=result[:8],
+               torch=torch.__version__, gpu=torch.cuda.get_device_name(0))
+    with open(args.json, "w") as f:
+        json.dump(out, f)
+
+
+def job(args, workload, allocator, size):
+    env_extra, plugin, record = ALLOCATORS[allocator]
+    tag = f"{workload}.{allocator}" if size == "full" else f"{workload}.tiny"
+    cmd = [sys.executable, os.path.abspath(__file__), "--worker", "--workload", workload,
+           "--allocator", allocator, "--size", size, "--seed", str(args.seed),
+           "--json", os.path.join(args.out, "logs", tag + ".json")]
+    if record:
+        cmd += ["--record", os.path.join(args.out, (workload if size == "full" else tag) + ".pickle")]
+    if plugin:
+        cmd += ["--plugin", os.path.abspath(args.plugin)]
+    env = dict(os.environ, PYTHONUNBUFFERED="1", **env_extra)
+    return tag, cmd, env
+
+
+def run_job(tag, cmd, env, logdir):
+    t0 = time.monotonic()
+    with open(os.path.join(logdir, tag + ".log"), "w") as log:
+        rc = subprocess.call(cmd, env=env, stdout=log, stderr=subprocess.STDOUT)
+    return tag, rc, time.monotonic() - t0
+
+
+def driver(args):
+    try:
+        import torch  # noqa: F401  (only to know it is there)
+    except ImportError:
+        print("no torch for python3")
+        return 77
+    if not torch.cuda.is_available():
+        print("no CUDA device")
+        return 77
+    allocators = [a for a in args.allocators.split(",") if a]
+    for a in allocators:
+        if a not in ALLOCATORS:
+            print(f"record_traces: unknown allocator {a!r}; known: {', '.join(ALLOCATORS)}", file=sys.stderr)
+            return 2
+        if ALLOCATORS[a][1] and not (args.plugin and os.path.exists(args.plugin)):
+            print(f"record_traces: {a} needs --plugin build/lib/libvramlab_caching.so", file=sys.stderr)
+            return 2
+    os.makedirs(os.path.join(args.out, "logs"), exist_ok=True)
+    jobs = [job(args, w, a, "full") for w in args.workloads.split(",") for a in allocators]
+    if args.tiny:
+        jobs += [job(args, w, "torch", "tiny") for w in args.workloads.split(",")]
+    failed = 0
+    with cf.ThreadPoolExecutor(max_workers=args.parallel) as pool:
+        for tag, rc, secs in pool.map(lambda j: run_job(*j, os.path.join(args.out, "logs")), jobs):
+            print(f"{tag:34s} rc={rc} {secs:6.1f} s", flush=True)
+            failed += rc != 0
+
+    # Traces: snapshot pickles -> torch-csv.
+    for name in sorted(os.listdir(args.out)):
+        if not name.endswith(".pickle"):
+            continue
+        src = os.path.join(args.out, name)
+        dst = src[: -len(".pickle")] + ".csv"
+        if subprocess.call([sys.executable, TO_CSV, src, "-o", dst]) != 0:
+            failed += 1
+            continue
+        if args.fixtures and name.endswith(".tiny.pickle"):
+            os.makedirs(args.fixtures, exist_ok=True)
+            shutil.copy(dst, os.path.join(args.fixtures, os.path.basename(dst)))
+
+    # Peaks: one table, PyTorch's figures next to vramlab's.
+    rows = []
+    for name in sorted(os.listdir(os.path.join(args.out, "logs"))):
+        if name.endswith(".json"):
+            with open(os.path.join(args.out, "logs", name)) as f:
+                rows.append(json.load(f))
+    with open(os.path.join(args.out, "peaks.csv"), "w", newline="") as f:
+        w = csv.writer(f, lineterminator="\n")
+        if rows:
+            f.write(f"# torch: {rows[0]['torch']}\n# gpu: {rows[0]['gpu']}\n# seed: {args.seed}\n")
+        w.writerow(("workload", "size", "allocator", "spec", "peak_allocated_bytes", "peak_reserved_bytes",
+                    "reserved_over_allocated", "run_s"))
+        for r in rows:
+            ratio = r["peak_reserved_bytes"] / r["peak_allocated_bytes"] if r["peak_allocated_bytes"] > 0 else ""
+            w.writerow((r["workload"], r["size"], r["allocator"], r["spec"], r["peak_allocated_bytes"],
+                        r["peak_reserved_bytes"], f"{ratio:.4f}" if ratio != "" else "", r["seconds"]))
+    with open(os.path.join(args.out, "peaks.csv")) as f:
+        sys.stdout.write(f.read())
+    return 1 if failed else 0
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--out", default=os.path.join(ROOT, "results", "traces"))
+    ap.add_argument("--workloads", default="transformer,gpt2,resnet50")
+    ap.add_argument("--allocators", default="torch,torch-expandable,vramlab,vramlab-expandable")
+    ap.add_argument("--plugin", default=os.path.join(ROOT, "build", "lib", "libvramlab_caching.so"))
+    ap.add_argument("--fixtures", default=None, help="copy the tiny traces here")
+    ap.add_argument("--no-tiny", dest="tiny", action="store_false")
+    ap.add_argument("--parallel", type=int, default=4, help="processes at a time")
+    ap.add_argument("--seed", type=int, default=1)
+    # worker mode (one workload on one allocator, in this fresh process)
+    ap.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
+    ap.add_argument("--workload", help=argparse.SUPPRESS)
+    ap.add_argument("--allocator", help=argparse.SUPPRESS)
+    ap.add_argument("--size", default="full", help=argparse.SUPPRESS)
+    ap.add_argument("--record", help=argparse.SUPPRESS)
+    ap.add_argument("--json", help=argparse.SUPPRESS)
+    args = ap.parse_args()
+    if args.worker:
+        if not ALLOCATORS[args.allocator][1]:
+            args.plugin = None
+        worker(args)
+        return 0
+    return driver(args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
