@@ -7,7 +7,7 @@
 # Areas with targets of their own (fuzzing, sanitizers, hyperfine, ...) keep them in mk/*.mk.
 #
 # Knobs: CUDA_ARCH=sm_90 (one architecture; default: every one nvcc supports from
-# Turing on, plus PTX), SAN=1 (host code under ASan+UBSan, in build-san/), CC, NVCC.
+# Turing on, plus PTX), VL_GIT_REV=<rev> (for a copy of the tree without .git), SAN=1 (host code under ASan+UBSan, in build-san/), CC, NVCC.
 
 SHELL := /bin/bash
 .DEFAULT_GOAL := all
@@ -81,8 +81,8 @@ tests: $(TESTS) programs
 
 $(VERSION_H): FORCE
 	@mkdir -p $(@D)
-	@rev=$$(git rev-parse --short=12 HEAD 2>/dev/null || echo unknown); \
-	 git diff --quiet HEAD -- 2>/dev/null || rev="$$rev-dirty"; \
+	@rev=$${VL_GIT_REV:-$$(git rev-parse --short=12 HEAD 2>/dev/null || echo unknown)}; \
+	 [ -n "$${VL_GIT_REV:-}" ] || git diff --quiet HEAD -- 2>/dev/null || rev="$$rev-dirty"; \
 	 line="#define VL_GIT_REV \"$$rev\""; \
 	 [ -f $@ ] && grep -qxF "$$line" $@ || echo "$$line" > $@
 

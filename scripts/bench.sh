@@ -31,13 +31,13 @@ case $? in
     echo "bench: no CUDA device here ($(head -1 /tmp/vl-device-why)); running the simulated-device part of the suite only." ;;
 *) echo "bench: device_info failed: $(cat /tmp/vl-device-why)" >&2; exit 1 ;;
 esac
-rev=$(git rev-parse --short=8 HEAD 2>/dev/null || echo norev)
+rev=${VL_GIT_REV:-$(git rev-parse --short=8 HEAD 2>/dev/null || echo norev)}
 [ -n "$run_id" ] || run_id="$(date -u +%Y%m%dT%H%M%SZ)-$(hostname -s)-$gpu-$rev"
 out=results/$run_id
 mkdir -p "$out/logs"
 [ "$have_gpu" = 1 ] && cp "$info" "$out/device_info.csv"
 {
-    echo "run_id: $run_id"; echo "git: $(git describe --always --dirty 2>/dev/null)"; echo "quick: $quick"
+    echo "run_id: $run_id"; echo "git: ${VL_GIT_REV:-$(git describe --always --dirty 2>/dev/null)}"; echo "quick: $quick"
     command -v nvidia-smi >/dev/null && nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.sm,clocks.mem --format=csv
 } >"$out/env.txt" 2>&1
 
