@@ -1,0 +1,480 @@
+/* The caching allocator's rules, one at a time, on the simulated device: rounding,
+ * pools, splitting, coalescing, best fit, per-stream pools, record_use deferral and the
+ * race without it, classic segment sizes, expandable mapping, trim, OOM retry and
+ * report, statistics. Every test ends with the invariant check and with the device
+ * holding nothing. */
+#include "test_caching_helpers.h"
+
+#include "caching/sizes.h"
+
+typedef struct fixture {
+    vl_device *dev;
+    vl_allocator *a;
+} fixture;
+
+static fixture open_both(const char *dev_spec, const char *alloc_spec)
+{
+    fixture f;
+    f.dev = sim_open(dev_spec);
+    f.a = caching_open(f.dev, alloc_spec);
+    return f;
+}
+
+/* Trims, checks that every byte went back to the device, closes. */
+static void close_both(fixture f)
+{
+    assert_consistent(f.a);
+    vl_trim(f.a);
+    assert_int_equal(stats_of(f.a).reserved_bytes, 0);
+    assert_int_equal(vl_sim_used_bytes(f.dev), 0);
+    vl_alloc_close(f.a);
+    vl_device_close(f.dev);
+}
+
+static void test_rounding(void **state)
+{
+    (void)state;
+    assert_int_equal(vl_caching_round_size(1, 0), 512);
+    assert_int_equal(vl_caching_round_size(512, 0), 512);
+    assert_int_equal(vl_caching_round_size(513, 0), 1024);
+    assert_int_equal(vl_caching_round_size(3 * MiB + 1, 0), 3 * MiB + 512);
+    /* Four divisions per power of two: 5 MiB + 1 lies in [4, 8) MiB, steps of 1 MiB. */
+    assert_int_equal(vl_caching_round_size(5 * MiB + 1, 4), 6 * MiB);
+    assert_int_equal(vl_caching_round_size(8 * MiB, 4), 8 * MiB);
+    assert_int_equal(vl_caching_round_size(1100, 4), 1536); /* 1280, then to 512 B */
+    assert_int_equal(vl_caching_round_size(1100, 1), 1536);
+}
+
+static void test_size_rules(void **state)
+{
+    (void)state;
+    assert_true(vl_caching_is_small(MiB));
+    assert_false(vl_caching_is_small(MiB + 512));
+    assert_int_equal(vl_caching_classic_segment_size(512), 2 * MiB);
+    assert_int_equal(vl_caching_classic_segment_size(MiB), 2 * MiB);
+    assert_int_equal(vl_caching_classic_segment_size(MiB + 512), 20 * MiB);
+    assert_int_equal(vl_caching_classic_segment_size(10 * MiB - 512), 20 * MiB);
+    assert_int_equal(vl_caching_classic_segment_size(10 * MiB), 10 * MiB);
+    assert_int_equal(vl_caching_classic_segment_size(11 * MiB + 512), 12 * MiB);
+    /* Small pool and expandable: any remainder >= 512 B; classic large: > 1 MiB. */
+    assert_true(vl_caching_should_split(2 * MiB, 2 * MiB - 512, 1, 0, 0));
+    assert_false(vl_caching_should_split(2 * MiB, 2 * MiB, 1, 0, 0));
+    assert_false(vl_caching_should_split(20 * MiB, 19 * MiB, 0, 0, 0));
+    assert_true(vl_caching_should_split(20 * MiB, 19 * MiB - 512, 0, 0, 0));
+    assert_true(vl_caching_should_split(20 * MiB, 20 * MiB - 512, 0, 1, 0));
+    assert_false(vl_caching_should_split(64 * MiB, 8 * MiB, 0, 0, 8 * MiB)); /* at max_split */
+    assert_true(vl_caching_oversize_ok(64 * MiB, 8 * MiB, 0));
+    assert_false(vl_caching_oversize_ok(64 * MiB, 2 * MiB, 8 * MiB));
+    assert_true(vl_caching_oversize_ok(64 * MiB, 50 * MiB, 8 * MiB));
+    assert_false(vl_caching_oversize_ok(64 * MiB, 40 * MiB, 8 * MiB)); /* wastes >= 20 MiB */
+}
+
+static void test_zero_and_null(void **state)
+{
+    (void)state;
+    fixture f = open_both("sim", "caching");
+    assert_null(vl_allocate(f.a, 0, NULL));
+    vl_deallocate(f.a, NULL, 0, NULL);
+    vl_alloc_stats st = stats_of(f.a);
+    assert_int_equal(st.ooms, 0);
+    assert_int_equal(st.reserved_bytes, 0);
+    close_both(f);
+}
+
+static void test_classic_segment_sizes(void **state)
+{
+    (void)state;
+    fixture f = open_both("sim", "caching");
+    void *small = vl_allocate(f.a, 1000, NULL);
+    assert_int_equal(vl_sim_used_bytes(f.dev), 2 * MiB);
+    assert_int_equal(vl_caching_block_size(f.a, small), 1024);
+    void *mid = vl_allocate(f.a, 3 * MiB, NULL);
+    assert_int_equal(vl_sim_used_bytes(f.dev), 22 * MiB);
+    /* >= 10 MiB: its own segment rounded to 2 MiB (it does not fit the 17 MiB left). */
+    void *big = vl_allocate(f.a, 21 * MiB + 1, NULL);
+    assert_int_equal(vl_sim_used_bytes(f.dev), 44 * MiB);
+    vl_alloc_stats st = stats_of(f.a);
+    assert_int_equal(st.segments, 3);
+    assert_int_equal(st.device_allocs, 3);
+    assert_int_equal(st.reserved_bytes, 44 * MiB);
+    assert_int_equal(st.requested_bytes, 1000 + 3 * MiB + 21 * MiB + 1);
+    /* The big block keeps its unsplittable tail (< 1 MiB) and counts it as allocated. */
+    assert_int_equal(vl_caching_block_size(f.a, big), 22 * MiB);
+    assert_int_equal(st.allocated_bytes, 1024 + 3 * MiB + 22 * MiB);
+    vl_deallocate(f.a, small, 1000, NULL);
+    vl_deallocate(f.a, mid, 3 * MiB, NULL);
+    vl_deallocate(f.a, big, 21 * MiB + 1, NULL);
+    close_both(f);
+}
+
+static void test_splitting(void **state)
+{
+    (void)state;
+    fixture f = open_both("sim", "caching");
+    /* A 2 MiB request gets a 20 MiB segment; the 18 MiB rest serves the next ones. */
+    char *a = vl_allocate(f.a, 2 * MiB, NULL);
+    char *b = vl_allocate(f.a, 2 * MiB, NULL);
+    assert_ptr_equal(b, a + 2 * MiB);
+    assert_int_equal(stats_of(f.a).segments, 1);
+    assert_int_equal(stats_of(f.a).inactive_split_bytes, 16 * MiB);
+    /* 16 MiB left; 15.5 MiB would leave 0.5 MiB: not split, the block takes all 16. */
+    char *c = vl_allocate(f.a, 15 * MiB + 512 * KiB, NULL);
+    assert_ptr_equal(c, b + 2 * MiB);
+    assert_int_equal(vl_caching_block_size(f.a, c), 16 * MiB);
+    assert_int_equal(stats_of(f.a).inactive_split_bytes, 0);
+    vl_deallocate(f.a, a, 0, NULL);
+    vl_deallocate(f.a, b, 0, NULL);
+    vl_deallocate(f.a, c, 0, NULL);
+    close_both(f);
+}
+
+static void test_coalescing(void **state)
+{
+    (void)state;
+    fixture f = open_both("sim", "caching");
+    void *p[4];
+    for (int i = 0; i < 4; i++) p[i] = vl_allocate(f.a, 512 * KiB, NULL);
+    assert_int_equal(stats_of(f.a).segments, 1); /* 4 x 512 KiB = one 2 MiB small segment */
+    vl_deallocate(f.a, p[0], 0, NULL);
+    vl_deallocate(f.a, p[2], 0, NULL);
+    assert_int_equal(stats_of(f.a).largest_free_block_bytes, 512 * KiB);
+    vl_deallocate(f.a, p[1], 0, NULL); /* joins 0..2 */
+    assert_int_equal(stats_of(f.a).largest_free_block_bytes, 3 * 512 * KiB);
+    assert_consistent(f.a);
+    vl_deallocate(f.a, p[3], 0, NULL); /* the whole segment is one free block again */
+    vl_alloc_stats st = stats_of(f.a);
+    assert_int_equal(st.largest_free_block_bytes, 2 * MiB);
+    assert_int_equal(st.inactive_split_bytes, 0);
+    assert_int_equal(vl_trim(f.a), 2 * MiB);
+    close_both(f);
+}
+
+static void test_best_fit(void **state)
+{
+    (void)state;
+    fixture f = open_both("sim", "caching");
+    /* Holes of 8 KiB and 4 KiB (in that address order) between live blocks. */
+    void *hole8 = vl_allocate(f.a, 8 * KiB, NULL);
+    void *keep1 = vl_allocate(f.a, 512, NULL);
+    void *hole4 = vl_allocate(f.a, 4 * KiB, NULL);
+    void *keep2 = vl_allocate(f.a, 512, NULL);
+    vl_deallocate(f.a, hole8, 0, NULL);
+    vl_deallocate(f.a, hole4, 0, NULL);
+    void *p = vl_allocate(f.a, 4 * KiB, NULL);
+    assert_ptr_equal(p, hole4);
+    void *q = vl_allocate(f.a, 6 * KiB, NULL);
+    assert_ptr_equal(q, hole8);
+    vl_deallocate(f.a, p, 0, NULL);
+    vl_deallocate(f.a, q, 0, NULL);
+    vl_deallocate(f.a, keep1, 0, NULL);
+    vl_deallocate(f.a, keep2, 0, NULL);
+    close_both(f);
+}
+
+static void test_per_stream_pools(void **state)
+{
+    (void)state;
+    fixture f = open_both("sim", "caching");
+    void *p = vl_allocate(f.a, 4 * KiB, S(1));
+    vl_deallocate(f.a, p, 0, S(1));
+    void *q = vl_allocate(f.a, 4 * KiB, S(2));
+    assert_ptr_not_equal(q, p); /* stream 2 never gets stream 1's cached block */
+    assert_int_equal(stats_of(f.a).segments, 2);
+    void *r = vl_allocate(f.a, 4 * KiB, S(1));
+    assert_ptr_equal(r, p);
+    /* The freeing stream does not matter: a block returns to its own stream's pool. */
+    vl_deallocate(f.a, q, 0, S(1));
+    void *t = vl_allocate(f.a, 4 * KiB, S(2));
+    assert_ptr_equal(t, q);
+    vl_deallocate(f.a, r, 0, NULL);
+    vl_deallocate(f.a, t, 0, NULL);
+    close_both(f);
+}
+
+static void test_record_use_defers_reuse(void **state)
+{
+    (void)state;
+    fixture f = open_both("sim:events=manual", "caching");
+    void *p = vl_allocate(f.a, 64 * KiB, S(1));
+    assert_int_equal(vl_record_use(f.a, p, S(2)), VL_OK);
+    assert_int_equal(vl_record_use(f.a, p, S(2)), VL_OK); /* once per stream */
+    assert_int_equal(vl_record_use(f.a, p, S(1)), VL_OK); /* its own stream: nothing to do */
+    vl_deallocate(f.a, p, 0, S(1));
+    assert_int_equal(vl_sim_pending_events(f.dev), 1);
+    vl_alloc_stats st = stats_of(f.a);
+    assert_int_equal(st.allocated_bytes, 0);
+    assert_int_equal(st.active_bytes, 64 * KiB); /* still active until stream 2 is done */
+    void *q = vl_allocate(f.a, 64 * KiB, S(1));
+    assert_ptr_not_equal(q, p);
+    assert_consistent(f.a);
+    vl_sim_complete_stream(f.dev, S(2));
+    void *r = vl_allocate(f.a, 64 * KiB, S(1));
+    assert_ptr_equal(r, p);
+    assert_int_equal(vl_sim_pending_events(f.dev), 0);
+    vl_deallocate(f.a, q, 0, S(1));
+    vl_deallocate(f.a, r, 0, S(1));
+    close_both(f);
+}
+
+static void test_record_use_many_streams_and_trim_waits(void **state)
+{
+    (void)state;
+    fixture f = open_both("sim:events=manual", "caching");
+    void *p = vl_allocate(f.a, 8 * KiB, S(1));
+    vl_record_use(f.a, p, S(2));
+    vl_record_use(f.a, p, S(3));
+    vl_deallocate(f.a, p, 0, S(1));
+    assert_int_equal(vl_sim_pending_events(f.dev), 2);
+    vl_sim_complete_stream(f.dev, S(2));
+    void *q = vl_allocate(f.a, 8 * KiB, S(1));
+    assert_ptr_not_equal(q, p); /* stream 3 still uses it */
+    vl_deallocate(f.a, q, 0, S(1));
+    /* trim waits for every deferred free (like empty_cache) and then gives all back. */
+    assert_int_equal(vl_trim(f.a), 2 * MiB);
+    assert_int_equal(vl_sim_pending_events(f.dev), 0);
+    assert_int_equal(stats_of(f.a).active_bytes, 0);
+    close_both(f);
+}
+
+static void test_race_without_record_use(void **state)
+{
+    (void)state;
+    fixture f = open_both("sim:events=manual", "caching");
+    /* Stream 2 still works on p (no record_use), yet stream 1 gets it back at once:
+     * PyTorch's behaviour, which the async-free-race scenario depends on. */
+    void *p = vl_allocate(f.a, 1 * MiB, S(1));
+    vl_deallocate(f.a, p, 0, S(1));
+    void *q = vl_allocate(f.a, 1 * MiB, S(1));
+    assert_ptr_equal(q, p);
+    assert_int_equal(vl_sim_pending_events(f.dev), 0);
+    vl_deallocate(f.a, q, 0, S(1));
+    close_both(f);
+}
+
+static void test_expandable_maps_on_demand(void **state)
+{
+    (void)state;
+    fixture f = open_both("sim:granularity=2MiB", "caching:segments=expandable");
+    char *a = vl_allocate(f.a, 3 * MiB, NULL);
+    assert_int_equal(stats_of(f.a).reserved_bytes, 4 * MiB);
+    assert_int_equal(vl_sim_used_bytes(f.dev), 4 * MiB);
+    char *b = vl_allocate(f.a, 3 * MiB, NULL);
+    assert_ptr_equal(b, a + 3 * MiB); /* the range grows in place: no per-segment waste */
+    vl_alloc_stats st = stats_of(f.a);
+    assert_int_equal(st.reserved_bytes, 6 * MiB);
+    assert_int_equal(st.segments, 3); /* three mapped 2 MiB chunks */
+    assert_int_equal(vl_caching_block_size(f.a, b), 3 * MiB);
+    /* Freeing a leaves [0, 3 MiB) free: trim unmaps the one whole chunk inside it. */
+    vl_deallocate(f.a, a, 0, NULL);
+    assert_int_equal(vl_trim(f.a), 2 * MiB);
+    assert_int_equal(vl_sim_used_bytes(f.dev), 4 * MiB);
+    assert_consistent(f.a);
+    /* A request that fits the hole maps it again and reuses the same addresses. */
+    char *c = vl_allocate(f.a, 3 * MiB, NULL);
+    assert_ptr_equal(c, a);
+    assert_int_equal(stats_of(f.a).reserved_bytes, 6 * MiB);
+    vl_deallocate(f.a, b, 0, NULL);
+    vl_deallocate(f.a, c, 0, NULL);
+    close_both(f);
+}
+
+static void test_expandable_large_chunk_and_small_pool(void **state)
+{
+    (void)state;
+    fixture f = open_both("sim", "caching:segments=expandable,chunk=20MiB");
+    void *big = vl_allocate(f.a, 3 * MiB, NULL);
+    void *small = vl_allocate(f.a, 4 * KiB, NULL);
+    assert_int_equal(stats_of(f.a).reserved_bytes, 20 * MiB + 2 * MiB);
+    vl_deallocate(f.a, big, 0, NULL);
+    vl_deallocate(f.a, small, 0, NULL);
+    close_both(f);
+}
+
+static void test_trim_keeps_live_segments(void **state)
+{
+    (void)state;
+    fixture f = open_both("sim", "caching");
+    void *live = vl_allocate(f.a, 4 * KiB, NULL);
+    void *gone = vl_allocate(f.a, 4 * MiB, NULL);
+    vl_deallocate(f.a, gone, 0, NULL);
+    assert_int_equal(vl_trim(f.a), 20 * MiB);
+    assert_int_equal(stats_of(f.a).reserved_bytes, 2 * MiB); /* the small segment stays */
+    assert_int_equal(vl_trim(f.a), 0);
+    vl_deallocate(f.a, live, 0, NULL);
+    close_both(f);
+}
+
+static void test_oom_retry_and_report(void **state)
+{
+    (void)state;
+    fixture f = open_both("sim:capacity=64MiB", "caching");
+    void *p = vl_allocate(f.a, 30 * MiB, NULL);
+    vl_deallocate(f.a, p, 0, NULL); /* 30 MiB stay cached */
+    /* 40 MiB does not fit beside the cache: the allocator frees it and retries once. */
+    void *q = vl_allocate(f.a, 40 * MiB, NULL);
+    assert_non_null(q);
+    vl_alloc_stats st = stats_of(f.a);
+    assert_int_equal(st.alloc_retries, 1);
+    assert_int_equal(st.ooms, 0);
+    assert_int_equal(st.device_frees, 1);
+    /* Now nothing can make room: NULL, counted, reported, state intact. */
+    void *r = vl_allocate(f.a, 40 * MiB, NULL);
+    assert_null(r);
+    st = stats_of(f.a);
+    assert_int_equal(st.ooms, 1);
+    assert_int_equal(st.alloc_retries, 2);
+    assert_int_equal(st.allocated_bytes, 40 * MiB);
+    char *text = NULL;
+    size_t len = 0;
+    FILE *out = open_memstream(&text, &len);
+    f.a->backend->print_summary(f.a, out);
+    fclose(out);
+    assert_non_null(strstr(text, "out of memory: tried to allocate 40.0 MiB"));
+    assert_non_null(strstr(text, "64.0 MiB total"));
+    assert_non_null(strstr(text, "reserved but unallocated"));
+    free(text);
+    assert_consistent(f.a);
+    /* Bigger than the device: NULL at once, in both segment modes. */
+    assert_null(vl_allocate(f.a, 1ull << 40, NULL));
+    assert_int_equal(stats_of(f.a).ooms, 2);
+    vl_deallocate(f.a, q, 0, NULL);
+    close_both(f);
+
+    f = open_both("sim:capacity=64MiB", "caching:segments=expandable");
+    assert_null(vl_allocate(f.a, 65 * MiB, NULL));
+    void *s = vl_allocate(f.a, 64 * MiB, NULL);
+    assert_non_null(s); /* exactly the capacity: every chunk mapped */
+    assert_null(vl_allocate(f.a, 512, NULL)); /* the small pool cannot map a granule */
+    assert_int_equal(stats_of(f.a).ooms, 2);
+    vl_deallocate(f.a, s, 0, NULL);
+    close_both(f);
+}
+
+static void test_expandable_releases_cache_under_pressure(void **state)
+{
+    (void)state;
+    fixture f = open_both("sim:capacity=64MiB", "caching:segments=expandable");
+    /* Stream 1 caches 40 MiB; stream 2 needs 40 MiB: the retry unmaps stream 1's. */
+    void *p = vl_allocate(f.a, 40 * MiB, S(1));
+    vl_deallocate(f.a, p, 0, S(1));
+    void *q = vl_allocate(f.a, 40 * MiB, S(2));
+    assert_non_null(q);
+    assert_int_equal(stats_of(f.a).alloc_retries, 1);
+    assert_int_equal(stats_of(f.a).reserved_bytes, 40 * MiB);
+    vl_deallocate(f.a, q, 0, S(2));
+    close_both(f);
+}
+
+static void test_max_split(void **state)
+{
+    (void)state;
+    fixture f = open_both("sim", "caching:max_split=4MiB");
+    void *big = vl_allocate(f.a, 8 * MiB, NULL);
+    assert_int_equal(stats_of(f.a).reserved_bytes, 20 * MiB);
+    assert_int_equal(vl_caching_block_size(f.a, big), 20 * MiB); /* oversize: never split */
+    vl_deallocate(f.a, big, 0, NULL);
+    /* A request under max_split never takes an oversize block. */
+    void *p = vl_allocate(f.a, 2 * MiB, NULL);
+    assert_int_equal(stats_of(f.a).reserved_bytes, 40 * MiB);
+    /* One >= max_split may, when it wastes < 20 MiB. */
+    void *q = vl_allocate(f.a, 6 * MiB, NULL);
+    assert_int_equal(stats_of(f.a).reserved_bytes, 40 * MiB);
+    vl_deallocate(f.a, p, 0, NULL);
+    vl_deallocate(f.a, q, 0, NULL);
+    close_both(f);
+}
+
+static void test_gc_threshold(void **state)
+{
+    (void)state;
+    fixture f = open_both("sim:capacity=100MiB", "caching:gc=0.5");
+    for (int s = 1; s <= 2; s++) vl_deallocate(f.a, vl_allocate(f.a, 2 * MiB, S(s)), 0, S(s));
+    assert_int_equal(stats_of(f.a).reserved_bytes, 40 * MiB);
+    /* A third 20 MiB segment would pass 50 MiB: the oldest free one goes first. */
+    void *p = vl_allocate(f.a, 2 * MiB, S(3));
+    vl_alloc_stats st = stats_of(f.a);
+    assert_int_equal(st.reserved_bytes, 40 * MiB);
+    assert_int_equal(st.device_frees, 1);
+    assert_int_equal(st.alloc_retries, 0);
+    /* Stream 1's segment was the one released: stream 2 reuses its cached block. */
+    vl_deallocate(f.a, vl_allocate(f.a, 2 * MiB, S(2)), 0, S(2));
+    assert_int_equal(stats_of(f.a).device_allocs, 3);
+    vl_deallocate(f.a, p, 0, S(3));
+    close_both(f);
+}
+
+static void test_stats_and_reset_peaks(void **state)
+{
+    (void)state;
+    fixture f = open_both("sim", "caching");
+    void *p = vl_allocate(f.a, 1000, NULL);
+    void *q = vl_allocate(f.a, 5 * MiB, NULL);
+    vl_alloc_stats st = stats_of(f.a);
+    assert_int_equal(st.allocs, 2);
+    assert_int_equal(st.requested_bytes, 1000 + 5 * MiB);
+    assert_int_equal(st.allocated_bytes, 1024 + 5 * MiB);
+    assert_int_equal(st.active_bytes, st.allocated_bytes);
+    assert_int_equal(st.reserved_bytes, 22 * MiB);
+    assert_int_equal(st.inactive_split_bytes, 22 * MiB - st.allocated_bytes);
+    vl_deallocate(f.a, q, 0, NULL);
+    st = stats_of(f.a);
+    assert_int_equal(st.frees, 1);
+    assert_int_equal(st.allocated_bytes, 1024);
+    assert_int_equal(st.peak_allocated_bytes, 1024 + 5 * MiB);
+    assert_int_equal(st.peak_requested_bytes, 1000 + 5 * MiB);
+    assert_int_equal(st.inactive_split_bytes, 2 * MiB - 1024); /* the 20 MiB one is whole again */
+    assert_int_equal(st.largest_free_block_bytes, 20 * MiB);
+    vl_alloc_reset_peaks(f.a);
+    st = stats_of(f.a);
+    assert_int_equal(st.peak_allocated_bytes, 1024);
+    assert_int_equal(st.peak_reserved_bytes, 22 * MiB);
+    assert_int_equal(st.peak_inactive_split_bytes, 2 * MiB - 1024);
+    vl_deallocate(f.a, p, 0, NULL);
+    close_both(f);
+}
+
+static void test_bad_options(void **state)
+{
+    (void)state;
+    char err[256];
+    int status = 0;
+    vl_device *plain = sim_open("sim:vmm=0");
+    assert_null(vl_alloc_open("caching:roundup_div=3", plain, &status, err, sizeof err));
+    assert_non_null(strstr(err, "roundup_div"));
+    assert_null(vl_alloc_open("caching:gc=1.5", plain, &status, err, sizeof err));
+    assert_non_null(strstr(err, "gc"));
+    assert_null(vl_alloc_open("caching:segments=expandable", plain, &status, err, sizeof err));
+    assert_non_null(strstr(err, "virtual memory"));
+    assert_int_equal(vl_alloc_spec_check("caching:segments=sideways", err, sizeof err), -1);
+    assert_int_equal(vl_alloc_spec_check("caching:expandable,roundup_div=4,max_split=64MiB,gc=0.8", err, sizeof err), 0);
+    vl_allocator *a = caching_open(plain, "caching:roundup_div=4");
+    vl_alloc_close(a);
+    vl_device_close(plain);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_rounding),
+        cmocka_unit_test(test_size_rules),
+        cmocka_unit_test(test_zero_and_null),
+        cmocka_unit_test(test_classic_segment_sizes),
+        cmocka_unit_test(test_splitting),
+        cmocka_unit_test(test_coalescing),
+        cmocka_unit_test(test_best_fit),
+        cmocka_unit_test(test_per_stream_pools),
+        cmocka_unit_test(test_record_use_defers_reuse),
+        cmocka_unit_test(test_record_use_many_streams_and_trim_waits),
+        cmocka_unit_test(test_race_without_record_use),
+        cmocka_unit_test(test_expandable_maps_on_demand),
+        cmocka_unit_test(test_expandable_large_chunk_and_small_pool),
+        cmocka_unit_test(test_trim_keeps_live_segments),
+        cmocka_unit_test(test_oom_retry_and_report),
+        cmocka_unit_test(test_expandable_releases_cache_under_pressure),
+        cmocka_unit_test(test_max_split),
+        cmocka_unit_test(test_gc_threshold),
+        cmocka_unit_test(test_stats_and_reset_peaks),
+        cmocka_unit_test(test_bad_options),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
