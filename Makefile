@@ -102,15 +102,15 @@ $(LIB_A): $(LIB_OBJS)
 
 $(BUILD)/bin/%: $(BUILD)/obj/scenarios/%.o $(LIB_A)
 	@mkdir -p $(@D)
-	$(CC) $(LDFLAGS) $< -Wl,--whole-archive $(LIB_A) -Wl,--no-whole-archive $(LDLIBS) -o $@
+	$(CC) $(LDFLAGS) $< $(LIB_A) $(LDLIBS) -o $@
 
 $(BUILD)/bin/%: $(BUILD)/obj/bench/%.o $(LIB_A)
 	@mkdir -p $(@D)
-	$(CC) $(LDFLAGS) $< -Wl,--whole-archive $(LIB_A) -Wl,--no-whole-archive $(LDLIBS) -o $@
+	$(CC) $(LDFLAGS) $< $(LIB_A) $(LDLIBS) -o $@
 
 $(BUILD)/tests/%: $(BUILD)/obj/tests/%.o $(TEST_SUPPORT_OBJS) $(LIB_A) | setup
 	@mkdir -p $(@D)
-	$(CC) $(LDFLAGS) $< $(TEST_SUPPORT_OBJS) -Wl,--whole-archive $(LIB_A) -Wl,--no-whole-archive -L$(CMOCKA_LIBDIR) -Wl,-rpath,$(CMOCKA_LIBDIR) -lcmocka $(LDLIBS) -o $@
+	$(CC) $(LDFLAGS) $< $(TEST_SUPPORT_OBJS) $(LIB_A) -L$(CMOCKA_LIBDIR) -Wl,-rpath,$(CMOCKA_LIBDIR) -lcmocka $(LDLIBS) -o $@
 
 $(BUILD)/obj/tests/%.o: CPPFLAGS += $(if $(filter-out /usr,$(CMOCKA_PREFIX)),-isystem $(CMOCKA_PREFIX)/include) -Itests
 

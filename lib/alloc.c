@@ -6,13 +6,6 @@
 
 #include "exitcodes.h"
 
-/* Weak while the backends are being written in parallel: a backend not yet in the
- * build is reported as unknown instead of breaking every link (programs link the
- * library whole, so present ones are always found). */
-#pragma weak vl_backend_caching
-#pragma weak vl_backend_plugin
-#pragma weak vl_backend_async
-
 static const vl_alloc_backend *const backends[] = {
     &vl_backend_raw, &vl_backend_async, &vl_backend_caching, &vl_backend_plugin,
 };
@@ -29,7 +22,7 @@ static const vl_alloc_backend *find_backend(const char *spec, char *err, size_t 
     char name[64];
     if (vl_spec_name(spec, name, sizeof name, err, errlen) != 0) return NULL;
     for (size_t i = 0; i < NBACKENDS; i++)
-        if (backends[i] && strcmp(backends[i]->name, name) == 0) return backends[i];
+        if (strcmp(backends[i]->name, name) == 0) return backends[i];
     snprintf(err, errlen, "unknown allocator '%s' (allocators: raw, async, caching, plugin; '--alloc help' lists options)", name);
     return NULL;
 }
@@ -81,7 +74,6 @@ void vl_alloc_help(FILE *out)
     fprintf(out, "allocators (--alloc SPEC, SPEC = NAME[:key=value,...]; sizes like 512, 4KiB, 2MiB, 1.5GiB):\n");
     for (size_t i = 0; i < NBACKENDS; i++) {
         const vl_alloc_backend *b = backends[i];
-        if (!b) continue;
         fprintf(out, "  %-8s %s%s\n", b->name, b->summary, b->needs_cuda ? "" : " [also on --device sim]");
         vl_spec_print_docs(out, b->options);
     }

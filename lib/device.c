@@ -5,12 +5,6 @@
 
 #include "exitcodes.h"
 
-/* Weak while the implementations are being written in parallel (see alloc.c). */
-#pragma weak vl_device_cuda_options
-#pragma weak vl_device_sim_options
-#pragma weak vl_device_cuda_open
-#pragma weak vl_device_sim_open
-
 typedef struct device_kind {
     const char *name;
     const vl_option_doc *options;
@@ -27,10 +21,7 @@ static const device_kind *find_kind(const char *spec, char *err, size_t errlen)
     char name[64];
     if (vl_spec_name(spec, name, sizeof name, err, errlen) != 0) return NULL;
     for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++)
-        if (strcmp(kinds[i].name, name) == 0) {
-            if (!kinds[i].options) break;
-            return &kinds[i];
-        }
+        if (strcmp(kinds[i].name, name) == 0) return &kinds[i];
     snprintf(err, errlen, "unknown device '%s' (devices: cuda, sim; '--device help' lists options)", name);
     return NULL;
 }
