@@ -37,10 +37,11 @@
 #define MiB (UINT64_C(1) << 20)
 #define CHANNEL_ENV "VL_FORK_WORKERS_CHANNEL"
 #define MAX_WORKERS 64
-#define READY_TIMEOUT_MS 30000
 #define EXIT_TIMEOUT_MS 20000
 
 static int64_t opt_max_workers = 8;
+/* How long workers may take to report; a worker whose CUDA calls hang is killed then. */
+static int ready_timeout_ms = 30000;
 
 static const vl_cli_opt options[] = {
     {"max-workers", VL_CLI_INT, &opt_max_workers, "largest worker count (1, 2, 4, ... up to this)", 1, MAX_WORKERS},
@@ -113,7 +114,7 @@ static int forked_worker(void *arg, int fd)
  * for the release, releases the workers and exits 0 when all of them exited 0. */
 static int fork_server(int fd)
 {
-    int32_t req[2];
+    int32_t req[3]; /* workers, device ordinal, ready timeout in ms */
     if (vl_fd_read_full(fd, req, sizeof req) != 1 || req[0] < 1 || req[0] > MAX_WORKERS) return 2;
     vl_child kids[MAX_WORKERS];
     fork_arg arg = {.ordinal = req[1]};
@@ -124,7 +125,7 @@ static int fork_server(int fd)
         worker_report rep;
         memset(&rep, 0, sizeof rep);
         for (int c = 0; c < NCALLS; c++) rep.error[c] = -1;
-        if (i < n && vl_child_read(&kids[i], &rep, sizeof rep, READY_TIMEOUT_MS) != 1) rep.ready_ns = 0;
+        if (i < n && vl_child_read(&kids[i], &rep, sizeof rep, req[2]) != 1) rep.ready_ns = 0;
         if (vl_fd_write_full(fd, &rep, sizeof rep) != 0) break;
     }
     char byte;
@@ -170,10 +171,10 @@ static void pool_start(pool *pl)
     if (pl->variant == FORK_BEFORE_INIT) {
         char *argv[] = {self_exe(), "fork-server", NULL};
         if (vl_child_exec(&pl->kids[0], argv[0], argv, CHANNEL_ENV) != 0) return;
-        int32_t req[2] = {pl->n, pl->ordinal};
+        int32_t req[3] = {pl->n, pl->ordinal, ready_timeout_ms};
         if (vl_child_write(&pl->kids[0], req, sizeof req) != 0) return;
         for (int i = 0; i < pl->n; i++) {
-            if (vl_child_read(&pl->kids[0], &pl->rep[i], sizeof pl->rep[i], READY_TIMEOUT_MS + 1000) != 1) break;
+            if (vl_child_read(&pl->kids[0], &pl->rep[i], sizeof pl->rep[i], ready_timeout_ms + 1000) != 1) break;
             pl->reported[i] = pl->rep[i].ready_ns != 0;
         }
         return;
@@ -193,8 +194,8 @@ static void pool_start(pool *pl)
             pl->kids[i].fd = -1;
         }
     }
-    /* One deadline for the whole pool: hung workers cost READY_TIMEOUT_MS once, not each. */
-    uint64_t deadline = pl->spawn_ns + (uint64_t)READY_TIMEOUT_MS * 1000000u;
+    /* One deadline for the whole pool: hung workers cost the timeout once, not each. */
+    uint64_t deadline = pl->spawn_ns + (uint64_t)ready_timeout_ms * 1000000u;
     for (int i = 0; i < pl->n; i++) {
         uint64_t now = vl_now_ns();
         int left_ms = now < deadline ? (int)((deadline - now) / 1000000u) + 1 : 1;
@@ -310,7 +311,10 @@ int main(int argc, char **argv)
 
     vl_program p;
     vl_program_start(&p, &def, argc, argv);
-    if (p.cli.quick && opt_max_workers > 2) opt_max_workers = 2;
+    if (p.cli.quick) {
+        if (opt_max_workers > 2) opt_max_workers = 2;
+        ready_timeout_ms = 10000;
+    }
     /* Cap the pool so that contexts (~0.5 GiB each) take at most half of free memory. */
     int64_t fit = (int64_t)(p.free_at_start / 2 / (768 * MiB));
     if (fit < 1) fit = 1;
@@ -320,11 +324,12 @@ int main(int argc, char **argv)
     vl_csv_meta(p.csv, "scenario", "fork_workers: CUDA calls in children after fork, fork before init, fork+exec; "
                                    "device memory per worker process");
     vl_csv_meta(p.csv, "worker_calls", "cudaGetDeviceCount, cudaSetDevice, cudaFree(0), cudaMalloc(1MiB), in order");
+    vl_csv_meta(p.csv, "ready_timeout_ms", "%d", ready_timeout_ms);
     vl_csv_meta(p.csv, "device_used_bytes", "free device memory before the workers minus with all of them ready");
     vl_csv_header(p.csv, COLUMNS);
 
     /* A variant whose single worker cannot use CUDA is not tried with more workers:
-     * they would fail the same way (and a hang costs READY_TIMEOUT_MS each). */
+     * they would fail the same way (and a hang costs the ready timeout each). */
     for (int v = 0; v < NVARIANTS; v++)
         for (int n = 1; n <= opt_max_workers; n *= 2)
             if (run_pool(&p, v, n, n == 1) == 0) break;
