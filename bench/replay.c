@@ -104,6 +104,33 @@ static int parse_pickle(const char *argv0, const char *path, vl_trace_options op
     return prc;
 }
 
+/* A pickle on standard input: copied to a temporary file for the converter. */
+static int parse_pickle_stdin(const char *argv0, vl_trace_options opt, vl_trace *t, char *err, size_t errlen)
+{
+    char path[] = "/tmp/vramlab-replay-XXXXXX";
+    int fd = mkstemp(path);
+    FILE *tmp = fd >= 0 ? fdopen(fd, "wb") : NULL;
+    if (!tmp) {
+        snprintf(err, errlen, "cannot create a temporary file: %s", strerror(errno));
+        if (fd >= 0) {
+            close(fd);
+            unlink(path);
+        }
+        return -1;
+    }
+    char buf[1 << 16];
+    size_t n;
+    int ok = 1;
+    while ((n = fread(buf, 1, sizeof buf, stdin)) > 0) ok &= fwrite(buf, 1, n, tmp) == n;
+    ok &= !ferror(stdin);
+    ok &= fclose(tmp) == 0;
+    int rc = -1;
+    if (ok) rc = parse_pickle(argv0, path, opt, t, err, errlen);
+    else snprintf(err, errlen, "cannot copy standard input to %s", path);
+    unlink(path);
+    return rc;
+}
+
 static int starts_with_pickle(FILE *f)
 {
     int c = getc(f);
@@ -140,8 +167,7 @@ static void load_trace(const char *prog, const char *argv0, vl_trace *t)
     int pickle = opt.format == VL_TRACE_TORCH_PICKLE || (opt.format == VL_TRACE_AUTO && starts_with_pickle(in));
     int rc;
     if (pickle && from_stdin) {
-        snprintf(err, sizeof err, "a torch pickle on standard input: pipe it through scripts/torch-snapshot-to-csv");
-        rc = -1;
+        rc = parse_pickle_stdin(argv0, opt, t, err, sizeof err);
     } else if (pickle) {
         rc = parse_pickle(argv0, trace_path, opt, t, err, sizeof err);
     } else {
