@@ -1,0 +1,301 @@
+/* Property tests of the caching allocator on the simulated device.
+ *
+ * Random alloc / free / record_use / event completion / trim / stream switches, checking
+ * after EVERY step: pointers 512-aligned, no two live blocks overlap, the statistics
+ * equal the sums over the live blocks, reserved >= active >= allocated, the device holds
+ * exactly what the allocator says it reserved (nothing lost), and (every
+ * VL_PROPTEST_CHECK_EVERY steps, default 1) every internal invariant. At the end
+ * everything is freed and trimmed: reserved and the device's usage return to 0.
+ *
+ *   VL_PROPTEST_OPS          total operations over all configurations (default 200000;
+ *                            `make proptest` runs 10 million per seed)
+ *   VL_PROPTEST_SEED         first seed (default 1)
+ *   VL_PROPTEST_CHECK_EVERY  steps between full invariant checks (default 1)
+ *
+ * Then a multi-threaded test: threads allocate and free concurrently on their own and
+ * on shared streams; no address is ever handed out twice while live, nothing is lost. */
+#include "test_caching_helpers.h"
+
+#include <pthread.h>
+
+#include "caching/addrmap.h"
+#include "rng.h"
+
+typedef struct config {
+    const char *device;
+    const char *alloc;
+} config;
+
+static const config configs[] = {
+    {"sim:capacity=1GiB,events=manual", "caching"},
+    {"sim:capacity=1GiB,events=manual", "caching:segments=expandable"},
+    {"sim:capacity=512MiB,granularity=64KiB,events=manual", "caching:segments=expandable,chunk=1MiB,roundup_div=4"},
+    {"sim:capacity=1GiB,events=manual,overhead=100MiB", "caching:max_split=8MiB,gc=0.6,roundup_div=2"},
+};
+#define NCONFIGS (sizeof configs / sizeof configs[0])
+
+static uint64_t env_u64(const char *name, uint64_t fallback)
+{
+    const char *v = getenv(name);
+    return v && *v ? strtoull(v, NULL, 10) : fallback;
+}
+
+/* The test's own record of what is live, sorted by address (binary search + memmove:
+ * a few hundred entries). */
+typedef struct live_block {
+    uintptr_t addr;
+    size_t size, requested;
+} live_block;
+
+typedef struct live_set {
+    live_block *v;
+    size_t n, cap;
+    int64_t requested, allocated;
+} live_set;
+
+static size_t lower_bound(const live_set *ls, uintptr_t addr)
+{
+    size_t lo = 0, hi = ls->n;
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        if (ls->v[mid].addr < addr) lo = mid + 1;
+        else hi = mid;
+    }
+    return lo;
+}
+
+static void live_add(live_set *ls, uintptr_t addr, size_t size, size_t requested)
+{
+    size_t i = lower_bound(ls, addr);
+    if (i < ls->n && addr + size > ls->v[i].addr)
+        fail_msg("block %#lx+%zu overlaps live block %#lx", (unsigned long)addr, size, (unsigned long)ls->v[i].addr);
+    if (i > 0 && ls->v[i - 1].addr + ls->v[i - 1].size > addr)
+        fail_msg("block %#lx overlaps live block %#lx+%zu", (unsigned long)addr, (unsigned long)ls->v[i - 1].addr, ls->v[i - 1].size);
+    if (ls->n == ls->cap) {
+        ls->cap = ls->cap ? ls->cap * 2 : 256;
+        ls->v = realloc(ls->v, ls->cap * sizeof *ls->v);
+        assert_non_null(ls->v);
+    }
+    memmove(&ls->v[i + 1], &ls->v[i], (ls->n - i) * sizeof *ls->v);
+    ls->v[i] = (live_block){addr, size, requested};
+    ls->n++;
+    ls->requested += (int64_t)requested;
+    ls->allocated += (int64_t)size;
+}
+
+static live_block live_take(live_set *ls, size_t i)
+{
+    live_block b = ls->v[i];
+    memmove(&ls->v[i], &ls->v[i + 1], (ls->n - i - 1) * sizeof *ls->v);
+    ls->n--;
+    ls->requested -= (int64_t)b.requested;
+    ls->allocated -= (int64_t)b.size;
+    return b;
+}
+
+/* Mostly small, some large, a few huge enough to run a 1 GiB device out of memory. */
+static size_t random_size(vl_rng *r)
+{
+    uint64_t k = vl_rng_below(r, 100);
+    if (k < 70) return (size_t)vl_rng_log_uniform(r, 1, MiB);
+    if (k < 95) return (size_t)vl_rng_log_uniform(r, MiB, 32 * MiB);
+    return (size_t)vl_rng_log_uniform(r, 32 * MiB, 256 * MiB);
+}
+
+static void check_step(vl_allocator *a, vl_device *d, const live_set *ls, int full, uint64_t step)
+{
+    vl_alloc_stats st = stats_of(a);
+    if (st.requested_bytes != ls->requested || st.allocated_bytes != ls->allocated)
+        fail_msg("step %lu: stats say requested %lld allocated %lld, live blocks %lld / %lld", (unsigned long)step,
+                 (long long)st.requested_bytes, (long long)st.allocated_bytes, (long long)ls->requested,
+                 (long long)ls->allocated);
+    if (!(st.reserved_bytes >= st.active_bytes && st.active_bytes >= st.allocated_bytes))
+        fail_msg("step %lu: reserved >= active >= allocated violated", (unsigned long)step);
+    if ((size_t)st.reserved_bytes != vl_sim_used_bytes(d))
+        fail_msg("step %lu: reserved %lld but the device holds %zu", (unsigned long)step, (long long)st.reserved_bytes,
+                 vl_sim_used_bytes(d));
+    if (full) assert_consistent(a);
+}
+
+static void run_random_ops(const config *cfg, uint64_t ops, uint64_t seed, uint64_t check_every)
+{
+    vl_device *d = sim_open(cfg->device);
+    vl_allocator *a = caching_open(d, cfg->alloc);
+    vl_rng r;
+    vl_rng_seed(&r, seed);
+    live_set ls = {0};
+    int64_t ooms = 0;
+    vl_stream stream = NULL;
+    for (uint64_t step = 0; step < ops; step++) {
+        uint64_t k = vl_rng_below(&r, 1000);
+        int want_alloc = ls.n < 200 ? k < 520 : k < 300;
+        if (k >= 990) {
+            vl_trim(a);
+        } else if (k >= 950) {
+            if (k & 1) vl_sim_complete_all(d);
+            else vl_sim_complete_stream(d, S(vl_rng_below(&r, 4)));
+        } else if (k >= 900) {
+            stream = S(vl_rng_below(&r, 4)); /* S(0) is the default stream */
+        } else if (k >= 850 && ls.n) {
+            size_t i = (size_t)vl_rng_below(&r, ls.n);
+            assert_int_equal(vl_record_use(a, (void *)ls.v[i].addr, S(vl_rng_below(&r, 4))), VL_OK);
+        } else if (want_alloc || !ls.n) {
+            size_t size = random_size(&r);
+            void *p = vl_allocate(a, size, stream);
+            if (!p) {
+                ooms++;
+                assert_int_equal(stats_of(a).ooms, ooms);
+            } else {
+                if ((uintptr_t)p % 512) fail_msg("pointer %p not 512-aligned", p);
+                size_t block = vl_caching_block_size(a, p);
+                assert_true(block >= size);
+                live_add(&ls, (uintptr_t)p, block, size);
+            }
+        } else {
+            live_block b = live_take(&ls, (size_t)vl_rng_below(&r, ls.n));
+            vl_deallocate(a, (void *)b.addr, b.requested, vl_rng_below(&r, 8) ? stream : S(3));
+        }
+        check_step(a, d, &ls, check_every && step % check_every == 0, step);
+    }
+    while (ls.n) {
+        live_block b = live_take(&ls, ls.n - 1);
+        vl_deallocate(a, (void *)b.addr, b.requested, NULL);
+    }
+    vl_trim(a); /* waits for every deferred free */
+    check_step(a, d, &ls, 1, ops);
+    vl_alloc_stats st = stats_of(a);
+    assert_int_equal(st.reserved_bytes, 0);
+    assert_int_equal(st.active_bytes, 0);
+    assert_int_equal(st.segments, 0);
+    assert_int_equal(vl_sim_used_bytes(d), 0);
+    assert_int_equal(vl_sim_pending_events(d), 0);
+    assert_int_equal(st.device_allocs, st.device_frees);
+    print_message("%s on %s: %lu ops, %lld OOMs, %lld device allocs, peak reserved/allocated %.3f\n", cfg->alloc,
+                  cfg->device, (unsigned long)ops, (long long)ooms, (long long)st.device_allocs,
+                  st.peak_allocated_bytes ? (double)st.peak_reserved_bytes / (double)st.peak_allocated_bytes : 0.0);
+    free(ls.v);
+    vl_alloc_close(a);
+    vl_device_close(d);
+}
+
+static void test_random_ops(void **state)
+{
+    const config *cfg = *state;
+    uint64_t ops = env_u64("VL_PROPTEST_OPS", 200000) / NCONFIGS;
+    uint64_t seed = env_u64("VL_PROPTEST_SEED", 1);
+    uint64_t every = env_u64("VL_PROPTEST_CHECK_EVERY", 1);
+    run_random_ops(cfg, ops, seed * 1000003u + (uint64_t)(cfg - configs), every);
+}
+
+/* --- threads ------------------------------------------------------------------------ */
+
+#define THREADS 4
+
+typedef struct shared {
+    vl_allocator *a;
+    pthread_mutex_t lock;
+    vl_addrmap live; /* every live address, across threads */
+    uint64_t ops;
+    int duplicates;
+} shared;
+
+typedef struct worker {
+    shared *sh;
+    int id;
+} worker;
+
+static void *worker_main(void *arg)
+{
+    worker *w = arg;
+    shared *sh = w->sh;
+    enum { SLOTS = 64 };
+    void *ptr[SLOTS] = {0};
+    size_t size[SLOTS] = {0};
+    vl_rng r;
+    vl_rng_seed(&r, 77 + (uint64_t)w->id);
+    vl_stream own = S(10 + w->id), common = S(1);
+    for (uint64_t i = 0; i < sh->ops; i++) {
+        size_t k = (size_t)vl_rng_below(&r, SLOTS);
+        vl_stream s = vl_rng_below(&r, 4) ? own : common;
+        if (ptr[k]) {
+            /* Out of the shared record before the free: once freed, another thread may
+             * legitimately receive the same address. */
+            pthread_mutex_lock(&sh->lock);
+            vl_addrmap_remove(&sh->live, (uintptr_t)ptr[k], NULL);
+            pthread_mutex_unlock(&sh->lock);
+            vl_deallocate(sh->a, ptr[k], size[k], s);
+            ptr[k] = NULL;
+        } else {
+            size[k] = (size_t)vl_rng_log_uniform(&r, 1, 4 * MiB);
+            ptr[k] = vl_allocate(sh->a, size[k], s);
+            if (!ptr[k]) continue;
+            if (vl_rng_below(&r, 8) == 0) vl_record_use(sh->a, ptr[k], S(10 + (w->id + 1) % THREADS));
+            pthread_mutex_lock(&sh->lock);
+            if (vl_addrmap_find(&sh->live, (uintptr_t)ptr[k])) sh->duplicates++;
+            else vl_addrmap_insert(&sh->live, (uintptr_t)ptr[k], (uint64_t)w->id);
+            pthread_mutex_unlock(&sh->lock);
+        }
+    }
+    for (size_t k = 0; k < SLOTS; k++) {
+        if (!ptr[k]) continue;
+        pthread_mutex_lock(&sh->lock);
+        vl_addrmap_remove(&sh->live, (uintptr_t)ptr[k], NULL);
+        pthread_mutex_unlock(&sh->lock);
+        vl_deallocate(sh->a, ptr[k], size[k], own);
+    }
+    return NULL;
+}
+
+static void run_threads(const char *alloc_spec)
+{
+    vl_device *d = sim_open("sim:capacity=8GiB");
+    shared sh = {.a = caching_open(d, alloc_spec), .ops = env_u64("VL_PROPTEST_OPS", 200000) / 4 / THREADS};
+    pthread_mutex_init(&sh.lock, NULL);
+    assert_int_equal(vl_addrmap_init(&sh.live, 1024), 0);
+    pthread_t t[THREADS];
+    worker w[THREADS];
+    for (int i = 0; i < THREADS; i++) {
+        w[i] = (worker){&sh, i};
+        assert_int_equal(pthread_create(&t[i], NULL, worker_main, &w[i]), 0);
+    }
+    for (int i = 0; i < 20; i++) assert_consistent(sh.a); /* checks race with the workers */
+    for (int i = 0; i < THREADS; i++) pthread_join(t[i], NULL);
+    assert_int_equal(sh.duplicates, 0);
+    assert_int_equal(sh.live.count, 0);
+    assert_consistent(sh.a);
+    vl_alloc_stats st = stats_of(sh.a);
+    assert_int_equal(st.allocated_bytes, 0);
+    assert_int_equal(st.requested_bytes, 0);
+    assert_int_equal(st.allocs, st.frees + st.ooms);
+    vl_trim(sh.a);
+    assert_int_equal(vl_sim_used_bytes(d), 0);
+    vl_addrmap_destroy(&sh.live);
+    pthread_mutex_destroy(&sh.lock);
+    vl_alloc_close(sh.a);
+    vl_device_close(d);
+}
+
+static void test_threads_classic(void **state)
+{
+    (void)state;
+    run_threads("caching");
+}
+
+static void test_threads_expandable(void **state)
+{
+    (void)state;
+    run_threads("caching:segments=expandable");
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_prestate(test_random_ops, (void *)&configs[0]),
+        cmocka_unit_test_prestate(test_random_ops, (void *)&configs[1]),
+        cmocka_unit_test_prestate(test_random_ops, (void *)&configs[2]),
+        cmocka_unit_test_prestate(test_random_ops, (void *)&configs[3]),
+        cmocka_unit_test(test_threads_classic),
+        cmocka_unit_test(test_threads_expandable),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
