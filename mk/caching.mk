@@ -1,0 +1,20 @@
+# The caching allocator's own targets (issue 3). Included by the Makefile.
+#
+#   make proptest   the property test at full length: PROPTEST_OPS random operations
+#                   (default 10 million) for each seed in PROPTEST_SEEDS, with the
+#                   per-step checks on every step and the full invariant walk every
+#                   PROPTEST_CHECK_EVERY steps (1 = every step; ~25 us per step then).
+#                   CI runs the same binary with 200k operations, full walk every step.
+
+.PHONY: proptest
+
+PROPTEST_OPS ?= 10000000
+PROPTEST_SEEDS ?= 1 2 3
+PROPTEST_CHECK_EVERY ?= 64
+
+proptest: $(BUILD)/tests/test_caching_property
+	@for seed in $(PROPTEST_SEEDS); do \
+	  echo "proptest: seed $$seed, $(PROPTEST_OPS) operations, full check every $(PROPTEST_CHECK_EVERY)"; \
+	  VL_PROPTEST_OPS=$(PROPTEST_OPS) VL_PROPTEST_SEED=$$seed VL_PROPTEST_CHECK_EVERY=$(PROPTEST_CHECK_EVERY) \
+	    $< || exit 1; \
+	done
