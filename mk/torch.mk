@@ -12,6 +12,8 @@ TORCH_COMPARE := $(BUILD)/bin/torch_alloc_compare
 .PHONY: plugin torch-compare test-gpu-torch torch-traces
 all: plugin
 plugin: $(PLUGIN_SO)
+bench: torch-compare
+TEST_EXTRA_TARGETS += test-gpu-torch
 
 # Static cudart (LDLIBS), nothing exported but the C API: loaded into PyTorch, the
 # library neither clashes with torch's libcudart nor needs a libcudart of its own.
@@ -42,11 +44,11 @@ $(TORCH_COMPARE): bench/torch/torch_alloc_compare.cpp $(LIB_A)
 	  -L$(TORCH_DIR_FOUND)/lib -lc10_cuda -lc10 -L$(CUDA_HOME)/lib64 -lcudart -ldl -lrt -lm \
 	  -Wl,-rpath,$(TORCH_DIR_FOUND)/lib -Wl,-rpath,$(CUDA_HOME)/lib64 -o $@
 
-# The script exits 77 without torch or a GPU; make cannot pass 77 on, so a skip is
-# one "SKIP" line and success, a failure is a failure.
+# The script exits 77 without torch or a GPU. make itself can only exit 0 or 2, so a
+# skip is one last line "SKIP test-gpu-torch: <why>" and status 0.
 test-gpu-torch: plugin
-	@tests/gpu/torch_training_equal.sh $(PLUGIN_SO); rc=$$?; \
-	 if [ $$rc -eq 77 ]; then echo "SKIP test-gpu-torch"; elif [ $$rc -ne 0 ]; then exit $$rc; fi
+	@why=$$(tests/gpu/torch_training_equal.sh $(PLUGIN_SO) 2>&1); rc=$$?; echo "$$why"; \
+	 if [ $$rc -eq 77 ]; then echo "SKIP test-gpu-torch: $$(echo "$$why" | tail -1)"; elif [ $$rc -ne 0 ]; then exit $$rc; fi
 
 torch-traces:
 	@python3 scripts/torch/record_traces.py --out results/traces
