@@ -95,10 +95,14 @@ def job(args, workload, allocator, size):
     return tag, cmd, env
 
 
-def run_job(tag, cmd, env, logdir):
+def run_job(tag, cmd, env, logdir, timeout):
     t0 = time.monotonic()
     with open(os.path.join(logdir, tag + ".log"), "w") as log:
-        rc = subprocess.call(cmd, env=env, stdout=log, stderr=subprocess.STDOUT)
+        try:
+            rc = subprocess.run(cmd, env=env, stdout=log, stderr=subprocess.STDOUT, timeout=timeout).returncode
+        except subprocess.TimeoutExpired:
+            log.write(f"record_traces: killed after {timeout} s\n")
+            rc = 124
     return tag, rc, time.monotonic() - t0
 
 
@@ -125,7 +129,7 @@ def driver(args):
         jobs += [job(args, w, "torch", "tiny") for w in args.workloads.split(",")]
     failed = 0
     with cf.ThreadPoolExecutor(max_workers=args.parallel) as pool:
-        for tag, rc, secs in pool.map(lambda j: run_job(*j, os.path.join(args.out, "logs")), jobs):
+        for tag, rc, secs in pool.map(lambda j: run_job(*j, os.path.join(args.out, "logs"), args.job_timeout), jobs):
             print(f"{tag:34s} rc={rc} {secs:6.1f} s", flush=True)
             failed += rc != 0
 
@@ -173,6 +177,7 @@ def main():
     ap.add_argument("--no-tiny", dest="tiny", action="store_false")
     ap.add_argument("--parallel", type=int, default=4, help="processes at a time")
     ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--job-timeout", type=float, default=None, help="seconds one worker may run")
     # worker mode (one workload on one allocator, in this fresh process)
     ap.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     ap.add_argument("--workload", help=argparse.SUPPRESS)
