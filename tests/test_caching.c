@@ -353,14 +353,39 @@ static void test_oom_retry_and_report(void **state)
 static void test_expandable_releases_cache_under_pressure(void **state)
 {
     (void)state;
-    fixture f = open_both("sim:capacity=64MiB", "caching:segments=expandable");
-    /* Stream 1 caches 40 MiB; stream 2 needs 40 MiB: the retry unmaps stream 1's. */
+    /* Stream 1 caches 40 MiB; stream 2 needs 40 MiB: the retry unmaps stream 1's
+     * (reclaim off: with it, the chunks would move before any OOM). */
+    fixture f = open_both("sim:capacity=64MiB", "caching:segments=expandable,reclaim=-1");
     void *p = vl_allocate(f.a, 40 * MiB, S(1));
     vl_deallocate(f.a, p, 0, S(1));
     void *q = vl_allocate(f.a, 40 * MiB, S(2));
     assert_non_null(q);
     assert_int_equal(stats_of(f.a).alloc_retries, 1);
     assert_int_equal(stats_of(f.a).reserved_bytes, 40 * MiB);
+    vl_deallocate(f.a, q, 0, S(2));
+    close_both(f);
+}
+
+static void test_expandable_reclaim_moves_memory(void **state)
+{
+    (void)state;
+    /* Stream 1 caches 40 MiB; stream 2 then needs 40 MiB. With reclaim the chunks move
+     * (reserved stays at the peak of allocated); with reclaim=-1 they stay cached. */
+    fixture f = open_both("sim", "caching:segments=expandable");
+    vl_deallocate(f.a, vl_allocate(f.a, 40 * MiB, S(1)), 0, S(1));
+    void *q = vl_allocate(f.a, 40 * MiB, S(2));
+    vl_alloc_stats st = stats_of(f.a);
+    assert_int_equal(st.reserved_bytes, 40 * MiB);
+    assert_int_equal(st.peak_reserved_bytes, 40 * MiB);
+    assert_int_equal(st.device_frees, 20);
+    assert_int_equal(st.alloc_retries, 0);
+    vl_deallocate(f.a, q, 0, S(2));
+    close_both(f);
+
+    f = open_both("sim", "caching:segments=expandable,reclaim=-1");
+    vl_deallocate(f.a, vl_allocate(f.a, 40 * MiB, S(1)), 0, S(1));
+    q = vl_allocate(f.a, 40 * MiB, S(2));
+    assert_int_equal(stats_of(f.a).reserved_bytes, 80 * MiB);
     vl_deallocate(f.a, q, 0, S(2));
     close_both(f);
 }
@@ -471,6 +496,7 @@ int main(void)
         cmocka_unit_test(test_trim_keeps_live_segments),
         cmocka_unit_test(test_oom_retry_and_report),
         cmocka_unit_test(test_expandable_releases_cache_under_pressure),
+        cmocka_unit_test(test_expandable_reclaim_moves_memory),
         cmocka_unit_test(test_max_split),
         cmocka_unit_test(test_gc_threshold),
         cmocka_unit_test(test_stats_and_reset_peaks),

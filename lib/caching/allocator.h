@@ -81,6 +81,7 @@ typedef struct vl_caching_config {
     size_t max_split;      /* 0: unlimited */
     double gc_threshold;   /* 0: off; else fraction of device capacity */
     size_t chunk;          /* expandable large-pool mapping unit */
+    double reclaim;        /* expandable: reserved cap above peak allocated (fraction); < 0 off */
     int oom_report;        /* print the OOM report to stderr */
 } vl_caching_config;
 

@@ -25,6 +25,10 @@ static const vl_option_doc caching_options[] = {
     {"chunk", VL_OPT_SIZE, "2MiB", NULL,
      "expandable: large-pool mapping unit, rounded up to the device granularity (bigger maps "
      "faster, wastes up to one chunk per stream); the small pool maps one granule at a time", 0, 0},
+    {"reclaim", VL_OPT_DOUBLE, "0.02", NULL,
+     "expandable: let reserved grow to (1 + this) x peak allocated; past that, unmap wholly "
+     "free chunks of any stream or pool before mapping more (memory moves where it is needed, "
+     "at the cost of map/unmap calls); -1: only on trim and under memory pressure, like PyTorch", 0, 0},
     {"oom_report", VL_OPT_BOOL, "0", NULL, "print a PyTorch-style report to stderr on every OOM", 0, 0},
     {NULL, 0, NULL, NULL, NULL, 0, 0},
 };
@@ -40,6 +44,7 @@ static int caching_open(vl_allocator *a, const vl_spec *spec, char *err, size_t 
     cfg.gc_threshold = vl_spec_double(spec, "gc");
     cfg.chunk = vl_spec_size(spec, "chunk");
     cfg.oom_report = vl_spec_bool(spec, "oom_report");
+    cfg.reclaim = vl_spec_double(spec, "reclaim");
     if (div < 0 || div > 1 << 20 || (div & (div - 1)) != 0) {
         snprintf(err, errlen, "caching: roundup_div must be 0 or a power of two, got %lld", (long long)div);
         return -1;

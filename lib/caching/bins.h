@@ -82,6 +82,20 @@ static inline int vl_bins_next_nonempty(const vl_bins *b, unsigned i)
     return (int)(w * 64 + (unsigned)__builtin_ctzll(b->words[w]));
 }
 
+/* The highest non-empty class < i, or -1. */
+static inline int vl_bins_prev_nonempty(const vl_bins *b, unsigned i)
+{
+    if (i == 0) return -1;
+    unsigned j = i - 1;
+    unsigned w = j >> 6;
+    uint64_t m = b->words[w] & (~UINT64_C(0) >> (63 - (j & 63)));
+    if (m) return (int)(w * 64 + 63 - (unsigned)__builtin_clzll(m));
+    uint64_t s = w ? b->summary & (~UINT64_C(0) >> (64 - w)) : 0;
+    if (!s) return -1;
+    w = 63 - (unsigned)__builtin_clzll(s);
+    return (int)(w * 64 + 63 - (unsigned)__builtin_clzll(b->words[w]));
+}
+
 /* The largest free block in the bins (0 if none); scans only the highest class. */
 size_t vl_bins_largest(const vl_bins *b);
 

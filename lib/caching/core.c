@@ -13,9 +13,9 @@
 #include "caching/sizes.h"
 #include "exitcodes.h"
 
-/* How many blocks of the request's own size class a fit looks at for the best one;
- * classes above it are taken from their head in O(1) (any block there is big enough,
- * and within 3% of the best). */
+/* How many blocks of a size class a fit compares (the request's own class, then the
+ * first non-empty class above it, found in O(1) from the bitmaps): bounded work, and
+ * any block of a class above is within 3% of the best fit. */
 #define FIT_SCAN 16
 
 void vl_caching_fatal(const char *what, int rc)
@@ -55,21 +55,26 @@ vl_cstream *vl_caching_stream(vl_caching *c, vl_stream s)
     return c->last_stream = st;
 }
 
+/* Best of the first FIT_SCAN blocks of one class that hold `rounded` bytes, by
+ * (size, address) like PyTorch's ordered set: smallest first, then lowest address. */
+static vl_cblock *best_in_class(vl_cblock *b, size_t rounded)
+{
+    vl_cblock *best = NULL;
+    for (int scanned = 0; b && scanned < FIT_SCAN; b = b->bin_next, scanned++) {
+        if (b->size < rounded) continue;
+        if (!best || b->size < best->size || (b->size == best->size && b->addr < best->addr)) best = b;
+    }
+    return best;
+}
+
 static vl_cblock *find_fit(vl_caching *c, vl_cpool *p, size_t rounded)
 {
     unsigned i = vl_bin_index(rounded);
-    vl_cblock *best = NULL;
-    int scanned = 0;
-    for (vl_cblock *b = p->bins.heads[i]; b && scanned < FIT_SCAN; b = b->bin_next, scanned++) {
-        if (b->size >= rounded && (!best || b->size < best->size)) {
-            best = b;
-            if (b->size == rounded) break;
-        }
-    }
+    vl_cblock *best = best_in_class(p->bins.heads[i], rounded);
     if (!best) {
         int j = vl_bins_next_nonempty(&p->bins, i);
         if (j < 0) return NULL;
-        best = p->bins.heads[j];
+        best = best_in_class(p->bins.heads[j], rounded);
     }
     if (!p->small && !c->cfg.expandable && !vl_caching_oversize_ok(best->size, rounded, c->cfg.max_split))
         return NULL;

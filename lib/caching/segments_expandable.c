@@ -104,6 +104,35 @@ static vl_csegment *segment_of(vl_caching *c, vl_cpool *p)
     return s;
 }
 
+static vl_cblock *unmap_free_block(vl_caching *c, vl_csegment *s, vl_cblock *b, size_t limit, size_t *released);
+
+/* reclaim: physical memory moves to where it is needed. Before mapping `bytes` more,
+ * unmap up to as many bytes of wholly free chunks elsewhere (other streams' and pools'
+ * caches, holes of this range that were too small to use), largest free blocks first,
+ * found through the bins (only classes that can hold a whole chunk are visited).
+ * keep1/keep2 (the FREE neighbours the new mapping extends) stay mapped. A bin list may
+ * gain the remainders of a split while it is walked; the saved next block stays valid
+ * because FREE blocks are never address neighbours of each other. */
+static void reclaim(vl_caching *c, size_t bytes, const vl_cblock *keep1, const vl_cblock *keep2)
+{
+    size_t released = 0;
+    for (size_t i = 0; i < c->nstreams && released < bytes; i++) {
+        for (int k = 0; k < 2 && released < bytes; k++) {
+            vl_cpool *p = &c->streams[i]->pools[k];
+            vl_csegment *s = p->expandable;
+            if (!s) continue;
+            int lowest = (int)vl_bin_index(s->chunk);
+            for (int j = vl_bins_prev_nonempty(&p->bins, VL_BIN_COUNT); j >= lowest && released < bytes;
+                 j = vl_bins_prev_nonempty(&p->bins, (unsigned)j)) {
+                for (vl_cblock *b = p->bins.heads[j], *next; b && released < bytes; b = next) {
+                    next = b->bin_next;
+                    if (b != keep1 && b != keep2) unmap_free_block(c, s, b, bytes - released, &released);
+                }
+            }
+        }
+    }
+}
+
 vl_cblock *vl_expandable_grow(vl_caching *c, vl_cpool *p, size_t rounded, int *rc)
 {
     vl_csegment *s = segment_of(c, p);
@@ -127,6 +156,16 @@ vl_cblock *vl_expandable_grow(vl_caching *c, vl_cpool *p, size_t rounded, int *r
         if (before + u->size + after >= rounded && u->size < best_bytes) {
             best = u, best_lo = u->addr, best_bytes = u->size;
         }
+    }
+    if (best && c->cfg.reclaim >= 0) {
+        /* Reserved may grow to (1 + reclaim) x the peak of allocated (counting this
+         * request); past that, the new chunks come out of free ones elsewhere. */
+        double cap = (1.0 + c->cfg.reclaim) *
+                     (double)(c->st.allocated_bytes + (int64_t)rounded > c->st.peak_allocated_bytes
+                                  ? c->st.allocated_bytes + (int64_t)rounded
+                                  : c->st.peak_allocated_bytes);
+        double over = (double)c->st.reserved_bytes + (double)best_bytes - cap;
+        if (over > 0) reclaim(c, (size_t)over, best->prev, best->next);
     }
     if (!best || map_range(c, s, best_lo, best_bytes) != VL_DEV_OK) {
         *rc = VL_DEV_OOM;
@@ -171,13 +210,15 @@ static vl_cblock *merge_unmapped(vl_caching *c, vl_csegment *s, vl_cblock *b)
     return b;
 }
 
-/* Unmaps the whole chunks inside the FREE block b, leaving its unaligned ends FREE.
- * Returns the block to continue the walk after, and adds the bytes to *released. */
-static vl_cblock *unmap_free_block(vl_caching *c, vl_csegment *s, vl_cblock *b, size_t *released)
+/* Unmaps whole chunks inside the FREE block b, at most `limit` bytes (rounded up to
+ * chunks) taken from its high end, leaving the rest FREE. Returns the block to continue
+ * the walk after, and adds the bytes to *released. */
+static vl_cblock *unmap_free_block(vl_caching *c, vl_csegment *s, vl_cblock *b, size_t limit, size_t *released)
 {
     uintptr_t lo = s->base + round_up(b->addr - s->base, s->chunk);
     uintptr_t hi = s->base + (b->addr + b->size - s->base) / s->chunk * s->chunk;
     if (hi <= lo) return b;
+    if (hi - lo > limit) lo = hi - round_up(limit, s->chunk);
     unmap_range(c, s, lo, hi - lo);
     *released += hi - lo;
     vl_free_remove(c, b);
@@ -209,7 +250,7 @@ size_t vl_expandable_release_free(vl_caching *c)
         next = s->next;
         if (!s->expandable) continue;
         for (vl_cblock *b = s->first; b; b = b->next)
-            if (b->state == VL_CB_FREE) b = unmap_free_block(c, s, b, &released);
+            if (b->state == VL_CB_FREE) b = unmap_free_block(c, s, b, SIZE_MAX, &released);
         if (s->mapped_bytes == 0) {
             /* Nothing mapped: one UNMAPPED block spans the range (they merge). */
             unmapped_remove(s, s->first);
