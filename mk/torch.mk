@@ -4,16 +4,17 @@
 #   make plugin          build/lib/libvramlab_caching.so (also part of `all`)
 #   make torch-compare   build/bin/torch_alloc_compare (needs torch's C++ headers/libs)
 #   make test-gpu-torch  training on vramlab's allocator == on PyTorch's (GPU + torch)
+#   make test-torch-snapshot  scripts/torch-snapshot-to-csv on synthetic snapshots
 #   make torch-traces    records snapshot traces into results/traces/ (GPU + torch)
 
 PLUGIN_SO := $(BUILD)/lib/libvramlab_caching.so
 TORCH_COMPARE := $(BUILD)/bin/torch_alloc_compare
 
-.PHONY: plugin torch-compare test-gpu-torch torch-traces
+.PHONY: plugin torch-compare test-gpu-torch test-torch-snapshot torch-traces
 all: plugin
 plugin: $(PLUGIN_SO)
 bench: torch-compare
-TEST_EXTRA_TARGETS += test-gpu-torch
+TEST_EXTRA_TARGETS += test-gpu-torch test-torch-snapshot
 
 # Static cudart (LDLIBS), nothing exported but the C API: loaded into PyTorch, the
 # library neither clashes with torch's libcudart nor needs a libcudart of its own.
@@ -49,6 +50,10 @@ $(TORCH_COMPARE): bench/torch/torch_alloc_compare.cpp $(LIB_A)
 test-gpu-torch: plugin
 	@why=$$(tests/gpu/torch_training_equal.sh $(PLUGIN_SO) 2>&1); rc=$$?; echo "$$why"; \
 	 if [ $$rc -eq 77 ]; then echo "SKIP test-gpu-torch: $$(echo "$$why" | tail -1)"; elif [ $$rc -ne 0 ]; then exit $$rc; fi
+
+# The snapshot converter on synthetic snapshots: no torch, no GPU.
+test-torch-snapshot:
+	@python3 scripts/torch/test_snapshot_to_csv.py
 
 torch-traces:
 	@python3 scripts/torch/record_traces.py --out results/traces
