@@ -254,7 +254,7 @@ static void test_race_without_record_use(void **state)
 static void test_expandable_maps_on_demand(void **state)
 {
     (void)state;
-    fixture f = open_both("sim:granularity=2MiB", "caching:segments=expandable");
+    fixture f = open_both("sim:granularity=2MiB", "caching:segments=expandable,chunk=2MiB");
     char *a = vl_allocate(f.a, 3 * MiB, NULL);
     assert_int_equal(stats_of(f.a).reserved_bytes, 4 * MiB);
     assert_int_equal(vl_sim_used_bytes(f.dev), 4 * MiB);
@@ -371,7 +371,7 @@ static void test_expandable_reclaim_moves_memory(void **state)
     (void)state;
     /* Stream 1 caches 40 MiB; stream 2 then needs 40 MiB. With reclaim the chunks move
      * (reserved stays at the peak of allocated); with reclaim=-1 they stay cached. */
-    fixture f = open_both("sim", "caching:segments=expandable");
+    fixture f = open_both("sim", "caching:segments=expandable,chunk=2MiB");
     vl_deallocate(f.a, vl_allocate(f.a, 40 * MiB, S(1)), 0, S(1));
     void *q = vl_allocate(f.a, 40 * MiB, S(2));
     vl_alloc_stats st = stats_of(f.a);

@@ -22,9 +22,10 @@ static const vl_option_doc caching_options[] = {
     {"gc", VL_OPT_DOUBLE, "0", NULL,
      "classic: before growing past this fraction of device capacity, give back entirely free "
      "segments, oldest first (PyTorch's garbage_collection_threshold); 0: off", 0, 0},
-    {"chunk", VL_OPT_SIZE, "2MiB", NULL,
-     "expandable: large-pool mapping unit, rounded up to the device granularity (bigger maps "
-     "faster, wastes up to one chunk per stream); the small pool maps one granule at a time", 0, 0},
+    {"chunk", VL_OPT_SIZE, "8MiB", NULL,
+     "expandable: large-pool mapping unit, rounded up to the device granularity; bigger maps "
+     "faster (one map call per chunk) but leaves up to a chunk unused per stream; the small "
+     "pool maps one granule at a time", 0, 0},
     {"reclaim", VL_OPT_DOUBLE, "0.02", NULL,
      "expandable: let reserved grow to (1 + this) x peak allocated; past that, unmap wholly "
      "free chunks of any stream or pool before mapping more (memory moves where it is needed, "
