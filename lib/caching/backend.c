@@ -26,7 +26,7 @@ static const vl_option_doc caching_options[] = {
      "expandable: large-pool mapping unit, rounded up to the device granularity; bigger maps "
      "faster (one map call per chunk) but leaves up to a chunk unused per stream; the small "
      "pool maps one granule at a time", 0, 0},
-    {"reclaim", VL_OPT_DOUBLE, "0.02", NULL,
+    {"reclaim", VL_OPT_DOUBLE, "0.01", NULL,
      "expandable: let reserved grow to (1 + this) x peak allocated; past that, unmap wholly "
      "free chunks of any stream or pool before mapping more (memory moves where it is needed, "
      "at the cost of map/unmap calls); -1: only on trim and under memory pressure, like PyTorch", 0, 0},
