@@ -2,13 +2,14 @@
 # the GPU sanitizer pass. Included by the Makefile; every recipe here runs from the repo root.
 #
 #   make test-san       the cmocka suite under ASan+UBSan (build-san/), then the bad-input table on it
+#   make test-tsan      the multi-threaded tests under ThreadSanitizer (build/tsan/)
 #   make valgrind       memcheck over the host-only / simulated-device tests (build/)
 #   make fuzz           every libFuzzer target for FUZZ_SECONDS (default 60) each (clang, build-fuzz/)
 #   make fuzz-ci        replays tests/corpus/ (the regression inputs) and fuzzes ~10 s per target
 #   make bad-input      tests/bad_input/table.tsv against every program in $(BUILD)/bin
 #   make sanitize-gpu   GPU box only: compute-sanitizer over the scenarios, leak and thread checks
 
-.PHONY: test-san valgrind fuzz fuzz-ci fuzz-build bad-input sanitize-gpu
+.PHONY: test-san test-tsan valgrind fuzz fuzz-ci fuzz-build bad-input sanitize-gpu
 
 # --- sanitizers ----------------------------------------------------------------------
 # Why these options (tests/sanitizers/README.md has the details):
@@ -24,6 +25,19 @@ VL_SAN_ENV := ASAN_OPTIONS=detect_leaks=1:protect_shadow_gap=0:detect_stack_use_
 test-san:
 	@env $(VL_SAN_ENV) $(MAKE) --no-print-directory test SAN=1
 	@env $(VL_SAN_ENV) $(MAKE) --no-print-directory bad-input SAN=1
+
+# --- ThreadSanitizer -------------------------------------------------------------------
+# The tests that run threads against one allocator, built into build/tsan/ (inside the
+# ignored build/) with -fsanitize=thread instead of ASan (the two do not mix). One GPU
+# architecture is enough there: the kernels are not what TSan looks at.
+TSAN_TESTS := $(notdir $(basename $(wildcard tests/test_threads*.c tests/test_caching_property.c)))
+test-tsan:
+	@$(MAKE) --no-print-directory BUILD=build/tsan SAN= CUDA_ARCH=sm_90 \
+	  SANFLAGS="-fsanitize=thread -fno-omit-frame-pointer" $(addprefix build/tsan/tests/,$(TSAN_TESTS))
+	@status=0; for t in $(TSAN_TESTS); do \
+	  TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 build/tsan/tests/$$t >build/tsan/$$t.log 2>&1 \
+	    && echo "test-tsan $$t: ok" || { status=1; echo "test-tsan $$t: FAILED"; cat build/tsan/$$t.log; }; \
+	done; exit $$status
 
 # --- valgrind ------------------------------------------------------------------------
 # Plain build (valgrind and ASan do not mix). Every test binary runs under memcheck;
