@@ -145,7 +145,8 @@ class Run:
         self.program_of = {}
         for p in sorted(glob.glob(os.path.join(path, "*.csv"))):
             fname = os.path.basename(p)
-            if fname in SKIP_FILES or fname.startswith("compare"):
+            # hyperfine.*.csv flatten hyperfine/*.json, which is read below with its spread.
+            if fname in SKIP_FILES or fname.startswith(("compare", "hyperfine.")):
                 continue
             meta, header, rows = read_csv(p)
             for k, v in meta.items():
