@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bench/peaks.h"
 #include "clock.h"
 #include "exitcodes.h"
 #include "program.h"
@@ -153,26 +154,22 @@ int main(int argc, char **argv)
     p.dev->ops->synchronize(p.dev);
 
     vl_summary as = vl_summarize(alloc_ns, c.allocs), fs = vl_summarize(free_ns, c.frees);
-    char c1[256], c2[256], c3[256], header[1024], req[32], alc[32], res[32], ratio[32] = "";
+    char c1[256], c2[256], c3[256], header[1024], peaks[256];
     vl_csv_meta(p.csv, "timing", "host monotonic clock around each call; ns_per_op = wall time (incl. a final "
                                  "device synchronize) / ops");
     vl_csv_meta(p.csv, "live_cap_bytes", "%llu", (unsigned long long)c.cap_bytes);
     vl_csv_meta(p.csv, "warmup_ooms", "%zu", warm_ooms);
     snprintf(header, sizeof header,
              "simulated,dist,min_size_bytes,max_size_bytes,slots,alloc_prob,ops,allocs,frees,ooms,ns_per_op,%s,%s,%s,"
-             "peak_requested_bytes,peak_allocated_bytes,peak_reserved_bytes,reserved_over_allocated",
+             VL_BENCH_PEAK_COLUMNS,
              vl_summary_columns("batch_op", "ns", c3, sizeof c3), vl_summary_columns("alloc", "ns", c1, sizeof c1),
              vl_summary_columns("free", "ns", c2, sizeof c2));
     vl_csv_header(p.csv, header);
-    if (st.peak_allocated_bytes > 0 && st.peak_reserved_bytes != VL_UNKNOWN)
-        snprintf(ratio, sizeof ratio, "%.4f", (double)st.peak_reserved_bytes / (double)st.peak_allocated_bytes);
-    vl_csv_row(p.csv, "%d,%s,%llu,%llu,%lld,%.3f,%lld,%zu,%zu,%zu,%.1f,%s,%s,%s,%s,%s,%s,%s", p.dev->simulated,
+    vl_csv_row(p.csv, "%d,%s,%llu,%llu,%lld,%.3f,%lld,%zu,%zu,%zu,%.1f,%s,%s,%s,%s", p.dev->simulated,
                dist_name, (unsigned long long)min_size, (unsigned long long)max_size, (long long)slots, alloc_prob,
                (long long)ops, c.allocs, c.frees, c.ooms, wall_ns / (double)ops, vl_summary_values(&bs, c3, sizeof c3),
                vl_summary_values(&as, c1, sizeof c1), vl_summary_values(&fs, c2, sizeof c2),
-               vl_csv_i64(st.peak_requested_bytes, req, sizeof req),
-               vl_csv_i64(st.peak_allocated_bytes, alc, sizeof alc), vl_csv_i64(st.peak_reserved_bytes, res, sizeof res),
-               ratio);
+               vl_bench_peak_values(&st, peaks, sizeof peaks));
     free(c.live);
     free(alloc_ns);
     free(free_ns);

@@ -15,6 +15,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "bench/peaks.h"
 #include "bench/streams.h"
 #include "exitcodes.h"
 #include "program.h"
@@ -236,28 +237,23 @@ int main(int argc, char **argv)
     char acols[256], fcols[256];
     char header[1024];
     snprintf(header, sizeof header,
-             "pass,ops,allocs,frees,ooms,frees_after_oom,wall_ms,ops_per_s,%s,%s,peak_requested_bytes,"
-             "peak_allocated_bytes,peak_reserved_bytes,reserved_over_allocated,segments,device_allocs",
+             "pass,ops,allocs,frees,ooms,frees_after_oom,wall_ms,ops_per_s,%s,%s," VL_BENCH_PEAK_COLUMNS
+             ",segments,device_allocs",
              vl_summary_columns("alloc", "ns", acols, sizeof acols), vl_summary_columns("free", "ns", fcols, sizeof fcols));
     vl_csv_header(p.csv, header);
 
     for (int64_t pass = 1; pass <= passes; pass++) {
         vl_replay_pass rp;
         vl_replay_pass_run(&r, &rp);
-        const vl_alloc_stats *st = &rp.stats;
-        char avals[256], fvals[256], req[32], alc[32], res[32], seg[32], dal[32], ratio[32] = "";
-        if (st->peak_allocated_bytes > 0 && st->peak_reserved_bytes != VL_UNKNOWN)
-            snprintf(ratio, sizeof ratio, "%.4f", (double)st->peak_reserved_bytes / (double)st->peak_allocated_bytes);
+        char avals[256], fvals[256], peaks[256], seg[32], dal[32];
         size_t ops = rp.allocs + rp.frees;
-        vl_csv_row(p.csv, "%lld,%zu,%zu,%zu,%zu,%zu,%.3f,%.1f,%s,%s,%s,%s,%s,%s,%s,%s", (long long)pass, ops,
-                   rp.allocs, rp.frees, rp.ooms, rp.frees_after_oom, rp.wall_ns / 1e6,
+        vl_csv_row(p.csv, "%lld,%zu,%zu,%zu,%zu,%zu,%.3f,%.1f,%s,%s,%s,%s,%s", (long long)pass, ops, rp.allocs,
+                   rp.frees, rp.ooms, rp.frees_after_oom, rp.wall_ns / 1e6,
                    rp.wall_ns > 0 ? (double)ops / (rp.wall_ns / 1e9) : 0.0,
                    vl_summary_values(&rp.alloc_ns, avals, sizeof avals),
                    vl_summary_values(&rp.free_ns, fvals, sizeof fvals),
-                   vl_csv_i64(st->peak_requested_bytes, req, sizeof req),
-                   vl_csv_i64(st->peak_allocated_bytes, alc, sizeof alc),
-                   vl_csv_i64(st->peak_reserved_bytes, res, sizeof res), ratio,
-                   vl_csv_i64(st->segments, seg, sizeof seg), vl_csv_i64(st->device_allocs, dal, sizeof dal));
+                   vl_bench_peak_values(&rp.stats, peaks, sizeof peaks), vl_csv_i64(rp.stats.segments, seg, sizeof seg),
+                   vl_csv_i64(rp.stats.device_allocs, dal, sizeof dal));
     }
 
     vl_replay_destroy(&r);
