@@ -30,7 +30,7 @@ static void place(vl_addrmap *m, uintptr_t key, uint64_t value)
     m->slots[i].value = value;
 }
 
-static int grow(vl_addrmap *m)
+int vl_addrmap_grow(vl_addrmap *m)
 {
     vl_addrmap old = *m;
     size_t cap = (old.mask + 1) * 2;
@@ -46,22 +46,8 @@ static int grow(vl_addrmap *m)
     return 0;
 }
 
-int vl_addrmap_insert(vl_addrmap *m, uintptr_t key, uint64_t value)
+int vl_addrmap_remove_at(vl_addrmap *m, size_t i, uint64_t *value)
 {
-    if ((m->count + 1) * 2 > m->mask + 1 && grow(m) != 0) return -1;
-    place(m, key, value);
-    m->count++;
-    return 0;
-}
-
-int vl_addrmap_remove(vl_addrmap *m, uintptr_t key, uint64_t *value)
-{
-    size_t i = vl_addrmap_home(m, key);
-    for (;;) {
-        if (m->slots[i].key == 0) return 0;
-        if (m->slots[i].key == key) break;
-        i = (i + 1) & m->mask;
-    }
     if (value) *value = m->slots[i].value;
     /* Backward-shift deletion: pull later members of the probe run into the hole when
      * the hole lies on their path from their home slot, so lookups never need tombstones. */

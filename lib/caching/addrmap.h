@@ -48,9 +48,36 @@ static inline vl_addrmap_slot *vl_addrmap_find(const vl_addrmap *m, uintptr_t ke
     }
 }
 
+int vl_addrmap_grow(vl_addrmap *m);
+int vl_addrmap_remove_at(vl_addrmap *m, size_t i, uint64_t *value);
+
 /* Inserts key (which must not be present). 0, or -1 when out of host memory. */
-int vl_addrmap_insert(vl_addrmap *m, uintptr_t key, uint64_t value);
+static inline int vl_addrmap_insert(vl_addrmap *m, uintptr_t key, uint64_t value)
+{
+    if ((m->count + 1) * 2 > m->mask + 1 && vl_addrmap_grow(m) != 0) return -1;
+    size_t i = vl_addrmap_home(m, key);
+    while (m->slots[i].key != 0) i = (i + 1) & m->mask;
+    m->slots[i].key = key;
+    m->slots[i].value = value;
+    m->count++;
+    return 0;
+}
+
 /* Removes the key; returns 1 with its value in *value, or 0 if absent. */
-int vl_addrmap_remove(vl_addrmap *m, uintptr_t key, uint64_t *value);
+static inline int vl_addrmap_remove(vl_addrmap *m, uintptr_t key, uint64_t *value)
+{
+    size_t i = vl_addrmap_home(m, key);
+    for (;;) {
+        if (m->slots[i].key == 0) return 0;
+        if (m->slots[i].key == key) break;
+        i = (i + 1) & m->mask;
+    }
+    if (m->slots[(i + 1) & m->mask].key != 0) return vl_addrmap_remove_at(m, i, value);
+    /* The common case: the probe run ends here, nothing to shift. */
+    if (value) *value = m->slots[i].value;
+    m->slots[i].key = 0;
+    m->count--;
+    return 1;
+}
 
 #endif

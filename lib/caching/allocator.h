@@ -9,13 +9,13 @@
  *   events.c                record_use and deferred reuse behind events
  *   stats.c                 statistics, memory summary, OOM report
  *   check.c                 the invariant checker the tests run after every step
+ *   lock.h                  the one spinlock
  *   backend.c               vl_backend_caching: options, locking, the vl_alloc glue
  * Written against lib/device.h only: the same code runs on a GPU and on the simulator.
  * Every function here expects the allocator's lock held (backend.c takes it). */
 #ifndef VL_CACHING_ALLOCATOR_H
 #define VL_CACHING_ALLOCATOR_H
 
-#include <pthread.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -24,6 +24,7 @@
 #include "caching/addrmap.h"
 #include "caching/bins.h"
 #include "caching/block.h"
+#include "caching/lock.h"
 #include "caching/slab.h"
 #include "device.h"
 
@@ -86,7 +87,7 @@ typedef struct vl_caching_config {
 } vl_caching_config;
 
 typedef struct vl_caching {
-    pthread_mutex_t lock;
+    vl_lock lock;
     vl_device *dev;
     vl_caching_config cfg;
     vl_addrmap table;              /* ALLOCATED block address -> vl_cblock* */

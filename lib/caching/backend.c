@@ -1,6 +1,6 @@
 /* vl_backend_caching: the caching allocator behind lib/alloc.h. Parses and checks the
- * options, owns the one lock (every entry point takes it: one uncontended mutex is the
- * whole cost of thread safety), and tears everything down on close. */
+ * options, owns the one lock (lock.h; every entry point takes it: one uncontended atomic
+ * exchange is the whole cost of thread safety), and tears everything down on close. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -70,7 +70,7 @@ static int caching_open(vl_allocator *a, const vl_spec *spec, char *err, size_t 
         snprintf(err, errlen, "caching: out of host memory");
         return -1;
     }
-    pthread_mutex_init(&c->lock, NULL);
+    vl_lock_init(&c->lock);
     c->dev = a->dev;
     c->cfg = cfg;
     vl_slab_init(&c->blocks, sizeof(vl_cblock), 1024);
@@ -83,9 +83,9 @@ static int caching_open(vl_allocator *a, const vl_spec *spec, char *err, size_t 
 static void *caching_alloc(vl_allocator *a, size_t size, vl_stream s)
 {
     vl_caching *c = impl(a);
-    pthread_mutex_lock(&c->lock);
+    vl_lock_acquire(&c->lock);
     void *p = vl_caching_alloc(c, size, s);
-    pthread_mutex_unlock(&c->lock);
+    vl_lock_release(&c->lock);
     return p;
 }
 
@@ -95,58 +95,58 @@ static void caching_free(vl_allocator *a, void *ptr, size_t size, vl_stream s)
     (void)s;
     if (!ptr) return;
     vl_caching *c = impl(a);
-    pthread_mutex_lock(&c->lock);
+    vl_lock_acquire(&c->lock);
     vl_caching_free(c, ptr);
-    pthread_mutex_unlock(&c->lock);
+    vl_lock_release(&c->lock);
 }
 
 static int caching_record_use(vl_allocator *a, void *ptr, vl_stream s)
 {
     vl_caching *c = impl(a);
-    pthread_mutex_lock(&c->lock);
+    vl_lock_acquire(&c->lock);
     int rc = vl_caching_record_use(c, ptr, s);
-    pthread_mutex_unlock(&c->lock);
+    vl_lock_release(&c->lock);
     return rc;
 }
 
 static size_t caching_trim(vl_allocator *a)
 {
     vl_caching *c = impl(a);
-    pthread_mutex_lock(&c->lock);
+    vl_lock_acquire(&c->lock);
     size_t released = vl_caching_trim(c);
-    pthread_mutex_unlock(&c->lock);
+    vl_lock_release(&c->lock);
     return released;
 }
 
 static void caching_get_stats(vl_allocator *a, vl_alloc_stats *st)
 {
     vl_caching *c = impl(a);
-    pthread_mutex_lock(&c->lock);
+    vl_lock_acquire(&c->lock);
     vl_caching_get_stats(c, st);
-    pthread_mutex_unlock(&c->lock);
+    vl_lock_release(&c->lock);
 }
 
 static void caching_reset_peaks(vl_allocator *a)
 {
     vl_caching *c = impl(a);
-    pthread_mutex_lock(&c->lock);
+    vl_lock_acquire(&c->lock);
     vl_caching_reset_peaks(c);
-    pthread_mutex_unlock(&c->lock);
+    vl_lock_release(&c->lock);
 }
 
 static void caching_print_summary(vl_allocator *a, FILE *out)
 {
     vl_caching *c = impl(a);
-    pthread_mutex_lock(&c->lock);
+    vl_lock_acquire(&c->lock);
     vl_caching_print_summary(c, out);
-    pthread_mutex_unlock(&c->lock);
+    vl_lock_release(&c->lock);
 }
 
 static void caching_close(vl_allocator *a)
 {
     vl_caching *c = impl(a);
     if (!c) return;
-    pthread_mutex_lock(&c->lock);
+    vl_lock_acquire(&c->lock);
     vl_caching_process_events(c, 1);
     if (c->table.count)
         fprintf(stderr, "caching: %zu blocks (%lld bytes) still allocated at close; their segments are released\n",
@@ -167,8 +167,7 @@ static void caching_close(vl_allocator *a)
     vl_slab_destroy(&c->blocks);
     vl_slab_destroy(&c->nodes);
     vl_addrmap_destroy(&c->table);
-    pthread_mutex_unlock(&c->lock);
-    pthread_mutex_destroy(&c->lock);
+    vl_lock_release(&c->lock);
     free(c);
     a->impl = NULL;
 }
@@ -192,18 +191,18 @@ const vl_alloc_backend vl_backend_caching = {
 int vl_caching_check(vl_allocator *a, char *err, size_t errlen)
 {
     vl_caching *c = impl(a);
-    pthread_mutex_lock(&c->lock);
+    vl_lock_acquire(&c->lock);
     int rc = vl_caching_check_locked(c, err, errlen);
-    pthread_mutex_unlock(&c->lock);
+    vl_lock_release(&c->lock);
     return rc;
 }
 
 size_t vl_caching_block_size(vl_allocator *a, void *p)
 {
     vl_caching *c = impl(a);
-    pthread_mutex_lock(&c->lock);
+    vl_lock_acquire(&c->lock);
     vl_addrmap_slot *slot = vl_addrmap_find(&c->table, (uintptr_t)p);
     size_t size = slot ? ((vl_cblock *)(uintptr_t)slot->value)->size : 0;
-    pthread_mutex_unlock(&c->lock);
+    vl_lock_release(&c->lock);
     return size;
 }

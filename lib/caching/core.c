@@ -28,6 +28,7 @@ vl_cblock *vl_caching_new_block(vl_caching *c)
 {
     vl_cblock *b = vl_slab_get(&c->blocks);
     if (!b) vl_caching_fatal("host allocation of a block header", -1);
+    *b = (vl_cblock){0}; /* inline stores; a memset call would cost a tenth of a cache hit */
     return b;
 }
 

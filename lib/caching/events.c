@@ -24,8 +24,7 @@ int vl_caching_record_use(vl_caching *c, void *ptr, vl_stream s)
         if (u->stream == st) return VL_OK;
     vl_cuse *u = vl_slab_get(&c->nodes);
     if (!u) vl_caching_fatal("host allocation of a stream-use record", -1);
-    u->stream = st;
-    u->next = b->uses;
+    *u = (vl_cuse){.stream = st, .next = b->uses};
     b->uses = u;
     return VL_OK;
 }
@@ -43,6 +42,7 @@ void vl_caching_defer_free(vl_caching *c, vl_cblock *b)
         int rc = c->dev->ops->event_record(c->dev, st->handle, &p->event);
         if (rc != VL_DEV_OK) vl_caching_fatal("event_record", rc);
         p->block = b;
+        p->next = NULL;
         if (st->pending_tail) st->pending_tail->next = p;
         else st->pending_head = p;
         st->pending_tail = p;

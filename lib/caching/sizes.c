@@ -8,7 +8,7 @@ static size_t floor_pow2(size_t x)
     return (size_t)1 << (63 - __builtin_clzll((unsigned long long)x));
 }
 
-size_t vl_caching_round_size(size_t size, unsigned divisions)
+size_t vl_caching_round_divisions(size_t size, unsigned divisions)
 {
     if (size < VL_CACHING_MIN_BLOCK) return VL_CACHING_MIN_BLOCK;
     if (divisions > 1 && size > VL_CACHING_MIN_BLOCK && (size & (size - 1)) != 0) {
@@ -25,14 +25,6 @@ size_t vl_caching_classic_segment_size(size_t rounded)
     if (vl_caching_is_small(rounded)) return VL_CACHING_SMALL_SEGMENT;
     if (rounded < VL_CACHING_MIN_LARGE_ALLOC) return VL_CACHING_LARGE_SEGMENT;
     return round_up(rounded, VL_CACHING_ROUND_LARGE);
-}
-
-int vl_caching_should_split(size_t block_size, size_t rounded, int small_pool, int expandable, size_t max_split)
-{
-    size_t remaining = block_size - rounded;
-    if (small_pool || expandable) return remaining >= VL_CACHING_MIN_BLOCK;
-    if (max_split != 0 && rounded >= max_split) return 0;
-    return remaining > VL_CACHING_SMALL_SIZE;
 }
 
 int vl_caching_oversize_ok(size_t block_size, size_t rounded, size_t max_split)

@@ -26,7 +26,13 @@
  * rounded up to the next of `divisions` equal steps between two powers of two; unlike
  * PyTorch, a step below 512 B is then rounded to 512 B too, keeping every size a
  * multiple of 512. Requires size <= VL_CACHING_MAX_REQUEST. */
-size_t vl_caching_round_size(size_t size, unsigned divisions);
+size_t vl_caching_round_divisions(size_t size, unsigned divisions);
+static inline size_t vl_caching_round_size(size_t size, unsigned divisions)
+{
+    if (divisions > 1) return vl_caching_round_divisions(size, divisions);
+    if (size < VL_CACHING_MIN_BLOCK) return VL_CACHING_MIN_BLOCK;
+    return (size + VL_CACHING_MIN_BLOCK - 1) & ~(VL_CACHING_MIN_BLOCK - 1);
+}
 
 static inline int vl_caching_is_small(size_t rounded) { return rounded <= VL_CACHING_SMALL_SIZE; }
 
@@ -37,7 +43,14 @@ size_t vl_caching_classic_segment_size(size_t rounded);
  * becomes a free block of its own. Small pool and expandable segments split any
  * remainder >= 512 B; classic large blocks only when the remainder is > 1 MiB and the
  * request is below max_split (0 = unlimited). */
-int vl_caching_should_split(size_t block_size, size_t rounded, int small_pool, int expandable, size_t max_split);
+static inline int vl_caching_should_split(size_t block_size, size_t rounded, int small_pool, int expandable,
+                                          size_t max_split)
+{
+    size_t remaining = block_size - rounded;
+    if (small_pool || expandable) return remaining >= VL_CACHING_MIN_BLOCK;
+    if (max_split != 0 && rounded >= max_split) return 0;
+    return remaining > VL_CACHING_SMALL_SIZE;
+}
 
 /* Whether a cached free block may serve a request under max_split (classic segments):
  * blocks >= max_split are kept for requests >= max_split, and then only when they

@@ -25,14 +25,14 @@ void vl_slab_destroy(vl_slab *s);
 /* Grows the pool by one chunk; 0 or -1 when out of host memory. */
 int vl_slab_grow(vl_slab *s);
 
-/* A zeroed object, or NULL when out of host memory. */
+/* An object with undefined contents (the caller initialises it), or NULL when out of
+ * host memory. */
 static inline void *vl_slab_get(vl_slab *s)
 {
     if (!s->free_list && vl_slab_grow(s) != 0) return NULL;
     vl_slab_free *f = s->free_list;
     s->free_list = f->next;
     s->live++;
-    __builtin_memset(f, 0, s->item_size);
     return f;
 }
 
