@@ -15,7 +15,9 @@
  * and again after every other live block is freed; peak reserved over peak allocated.
  * Bad vs fixed is the allocator: caching (classic segments) vs
  * caching:segments=expandable, with raw and async for comparison.
- * Runs on --device sim too (no kernels there; the KV copy runs only on cuda). */
+ * Runs on --device sim too (no kernels there; the KV copy runs only on cuda).
+ * --memory limits the device to a working set (lib/scenario/ballast.h): the patterns
+ * scale to it, and --quick uses 4 GiB. */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,6 +25,7 @@
 #include "cuda/gpu.h"
 #include "program.h"
 #include "rng.h"
+#include "scenario/ballast.h"
 #include "scenario/largest_alloc.h"
 #include "scenario/mem_sample.h"
 #include "scenario/train_model.h"
@@ -113,7 +116,7 @@ static void arena_final(arena *ar, const char *record, long step)
     if (!ar->p->dev->simulated) VL_CUDA_CHECK(cudaDeviceSynchronize());
     vl_mem_sample_take(a, &before);
     int64_t free_total = total_free(&before);
-    size_t resolution = ar->p->dev->total_bytes / 4096;
+    size_t resolution = (size_t)free_total / 1024;
     if (resolution < (2u << 20)) resolution = 2u << 20;
     vl_largest_alloc r = vl_largest_alloc_probe(a, NULL, (size_t)free_total, resolution);
     vl_mem_sample_take(a, &after);
@@ -278,7 +281,9 @@ static void varying_batch(vl_program *p, const sizing *sz)
 int main(int argc, char **argv)
 {
     double budget = 0.9;
+    uint64_t memory = 0;
     const vl_cli_opt opts[] = {
+        {"memory", VL_CLI_SIZE, &memory, "working set: device memory left free (0: all; --quick: 4 GiB)", 0, 0x1p50},
         {"budget", VL_CLI_DOUBLE, &budget, "share of free memory random_churn keeps live", 0.05, 0.99},
         {NULL, 0, NULL, NULL, 0, 0},
     };
@@ -290,7 +295,10 @@ int main(int argc, char **argv)
     };
     vl_program p;
     vl_program_start(&p, &def, argc, argv);
-    size_t free_bytes = p.free_at_start ? p.free_at_start : p.dev->total_bytes;
+    if (p.cli.quick && memory == 0) memory = 4ull << 30;
+    vl_ballast ballast;
+    size_t free_bytes = vl_ballast_take(&ballast, p.dev, memory);
+    vl_csv_meta(p.csv, "working_set_bytes", "%zu (device free memory during the run)", free_bytes);
     sizing sz = size_patterns(free_bytes, p.cli.quick, p.cli.seed, budget);
     vl_csv_meta(p.csv, "random_churn", "%zu slots, sizes log-uniform %llu..%llu bytes, budget %zu bytes, %ld ops",
                 sz.churn_slots, (unsigned long long)sz.churn_lo, (unsigned long long)sz.churn_hi, sz.churn_budget,
@@ -306,5 +314,6 @@ int main(int argc, char **argv)
     random_churn(&p, &sz);
     kv_cache_concat(&p, &sz);
     varying_batch(&p, &sz);
+    vl_ballast_release(&ballast);
     return vl_program_finish(&p);
 }

@@ -14,12 +14,15 @@
  * Per iteration: allocated/reserved/device-used bytes. Per variant: the slope of
  * allocated and reserved bytes per iteration, a leak verdict from it (leak_fit.h),
  * the iteration that ran out of memory, or the projected one at that slope.
- * No kernels run, so this also runs on --device sim. */
+ * The slope is fitted on allocated bytes, or on requested bytes where the backend
+ * cannot know allocated ones (raw, plugin). No kernels run, so this also runs on
+ * --device sim. --memory limits the device to a working set (scenario/ballast.h). */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "program.h"
+#include "scenario/ballast.h"
 #include "scenario/leak_fit.h"
 #include "scenario/mem_sample.h"
 #include "scenario/train_model.h"
@@ -166,7 +169,9 @@ static void run_habit(vl_program *p, habit hb, const setup *su)
             break;
         }
         if (it > su->warmup) {
-            int64_t used = ms.allocated_bytes != VL_UNKNOWN ? ms.allocated_bytes : ms.device_used_bytes;
+            int64_t used = ms.allocated_bytes != VL_UNKNOWN   ? ms.allocated_bytes
+                           : ms.requested_bytes != VL_UNKNOWN ? ms.requested_bytes
+                                                              : ms.device_used_bytes;
             xs[nfit] = it;
             alloc_ys[nfit] = (double)used;
             held_ys[nfit] = (double)vl_mem_sample_held(&ms);
@@ -198,7 +203,9 @@ static void run_habit(vl_program *p, habit hb, const setup *su)
 int main(int argc, char **argv)
 {
     int64_t iterations = 40, layers = 8, epoch_length = 10;
+    uint64_t memory = 0;
     const vl_cli_opt opts[] = {
+        {"memory", VL_CLI_SIZE, &memory, "working set: device memory left free (0: all; --quick: 4 GiB)", 0, 0x1p50},
         {"iterations", VL_CLI_INT, &iterations, "training iterations per variant", 4, 100000},
         {"layers", VL_CLI_INT, &layers, "layers of the modelled network", 1, 1000},
         {"epoch-length", VL_CLI_INT, &epoch_length, "iterations per epoch", 1, 100000},
@@ -215,25 +222,31 @@ int main(int argc, char **argv)
     if (p.cli.quick) {
         if (iterations > 16) iterations = 16;
         if (epoch_length > 4) epoch_length = 4;
+        if (memory == 0) memory = 4ull << 30;
     }
+    vl_ballast ballast;
+    size_t work = vl_ballast_take(&ballast, p.dev, memory);
 
     /* Sized so that a graph kept every iteration fills free memory in about 60% of the
      * iterations: the bad variant must reach its OOM within the run. */
     setup su = {.batch = 32, .iterations = (int)iterations, .epoch_length = (int)epoch_length, .warmup = 2};
-    double graph_bytes = (double)p.free_at_start / (0.6 * (double)iterations);
+    double graph_bytes = (double)work / (0.6 * (double)iterations);
     su.shape.layers = (size_t)layers;
     su.shape.activation_bytes_per_sample = (size_t)(graph_bytes / (double)layers / (double)su.batch) & ~(size_t)511;
-    su.shape.param_bytes = (size_t)((double)p.free_at_start / 50.0 / (double)layers) & ~(size_t)511;
+    su.shape.param_bytes = (size_t)((double)work / 50.0 / (double)layers) & ~(size_t)511;
     su.shape.loss_bytes = 4;
     su.output_bytes = su.batch * 1000 * 4; /* logits of 1000 classes */
     if (su.shape.activation_bytes_per_sample == 0) su.shape.activation_bytes_per_sample = 512;
 
+    vl_csv_meta(p.csv, "working_set_bytes", "%zu (device free memory during the run)", work);
     vl_csv_meta(p.csv, "model", "%zu layers, batch %zu, %zu activation bytes per sample per layer, %zu param bytes per layer",
                 su.shape.layers, su.batch, su.shape.activation_bytes_per_sample, su.shape.param_bytes);
     vl_csv_meta(p.csv, "iterations", "%d (epoch %d, first %d not fitted)", su.iterations, su.epoch_length, su.warmup);
-    vl_csv_meta(p.csv, "verdict", "leak if slope of allocated bytes >= 1 B/iteration with r2 >= %.2f, or an OOM",
+    vl_csv_meta(p.csv, "verdict",
+                "leak if the slope of allocated (else requested) bytes >= 1 B/iteration with r2 >= %.2f, or an OOM",
                 VL_LEAK_MIN_R2);
     vl_csv_header(p.csv, CSV_COLUMNS);
     for (int hb = 0; hb < NHABITS; hb++) run_habit(&p, (habit)hb, &su);
+    vl_ballast_release(&ballast);
     return vl_program_finish(&p);
 }

@@ -128,6 +128,31 @@ static void bisection_finds_the_threshold(void **state)
     assert_int_equal(r.failures, r.probes);
 }
 
+static void a_good_guess_costs_two_probes(void **state)
+{
+    (void)state;
+    size_t res = 4096, limit = 1000 * 4096 + 17;
+    threshold t = {.limit = limit, .calls = 0};
+    vl_largest_alloc r = vl_largest_fit_near(1 << 30, res, 1000 * 4096, below_limit, &t);
+    assert_int_equal(r.largest_bytes, 1000 * 4096);
+    assert_int_equal(r.probes, 2);
+
+    /* Guesses too high, too low, at the ends: the answer is the same. */
+    size_t guesses[] = {0, 1, 999 * 4096, 1001 * 4096, 5000 * 4096, (size_t)1 << 30, (size_t)1 << 40};
+    for (size_t i = 0; i < sizeof guesses / sizeof guesses[0]; i++) {
+        threshold u = {.limit = limit, .calls = 0};
+        r = vl_largest_fit_near(1 << 30, res, guesses[i], below_limit, &u);
+        assert_int_equal(r.largest_bytes, 1000 * 4096);
+        assert_true(r.probes <= 40);
+    }
+    threshold nothing = {.limit = 100, .calls = 0};
+    r = vl_largest_fit_near(1 << 20, res, 64 * 4096, below_limit, &nothing);
+    assert_int_equal(r.largest_bytes, 0);
+    threshold all = {.limit = SIZE_MAX, .calls = 0};
+    r = vl_largest_fit_near(1 << 20, res, 64 * 4096, below_limit, &all);
+    assert_int_equal(r.largest_bytes, 1 << 20);
+}
+
 typedef struct sim_fixture {
     vl_device *dev;
     vl_allocator *alloc;
@@ -246,6 +271,7 @@ int main(void)
         cmocka_unit_test(slow_steady_leak_is_a_leak),
         cmocka_unit_test(too_few_points_give_no_verdict),
         cmocka_unit_test(bisection_finds_the_threshold),
+        cmocka_unit_test(a_good_guess_costs_two_probes),
     };
     const struct CMUnitTest on_sim[] = {
         cmocka_unit_test(probe_sees_what_live_blocks_leave),

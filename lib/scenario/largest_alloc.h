@@ -27,6 +27,11 @@ typedef int (*vl_fits_fn)(void *ctx, size_t bytes);
  * assuming fits() is monotone (what fits at n fits below n). 0 when nothing fits. */
 vl_largest_alloc vl_largest_fit(size_t upper, size_t resolution, vl_fits_fn fits, void *ctx);
 
+/* The same, starting from a guess (in bytes) of the answer: a correct guess costs two
+ * probes instead of a whole bisection, which matters where each probe maps tens of
+ * GiB. A wrong guess only costs a few more probes (galloping, then bisection). */
+vl_largest_alloc vl_largest_fit_near(size_t upper, size_t resolution, size_t guess, vl_fits_fn fits, void *ctx);
+
 /* The same for one allocation of `bytes` on stream s (allocate, then free at once). */
 vl_largest_alloc vl_largest_alloc_probe(vl_allocator *a, vl_stream s, size_t upper, size_t resolution);
 

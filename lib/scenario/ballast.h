@@ -1,0 +1,24 @@
+/* Makes the device look smaller: takes all free device memory but `keep_free` bytes in
+ * one plain device allocation outside the allocator under test. Experiments about
+ * running out of memory (fragmentation, largest fit, iterations until OOM) then run
+ * against a working set of a chosen size: seconds instead of minutes on a 140 GiB GPU,
+ * and the same working set on every GPU. Works on cuda and sim (through vl_device). */
+#ifndef VL_SCENARIO_BALLAST_H
+#define VL_SCENARIO_BALLAST_H
+
+#include <stddef.h>
+
+#include "device.h"
+
+typedef struct vl_ballast {
+    vl_device *dev;
+    void *ptr;    /* NULL when nothing is held */
+    size_t bytes;
+} vl_ballast;
+
+/* Leaves about keep_free bytes free (nothing is taken when less than that is free,
+ * or keep_free is 0). Returns the device's free bytes afterwards. */
+size_t vl_ballast_take(vl_ballast *b, vl_device *dev, size_t keep_free);
+void vl_ballast_release(vl_ballast *b);
+
+#endif

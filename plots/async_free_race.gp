@@ -1,0 +1,45 @@
+# scenarios/async_free_race: memory freed on stream A while stream B still uses it.
+# Left: share of the new owner's elements corrupted, bad variant (free with no
+# dependency, filled) against the fixed ones (record_use, event wait, stream sync:
+# open), by stream B's backlog. Middle: host time of the free call against that
+# backlog (raw cudaFree stalls until B is done: the dashed line is y = x).
+# Right: pinned staging buffer refilled while its copy may be in flight.
+load 'plots/common.gp'
+set multiplot layout 1,3 title 'async_free_race: freeing memory another stream still uses'
+set key inside center left font ',8'
+set logscale x
+set xlabel "stream B's backlog when freed [ms]"
+set ylabel 'corrupted share of the new buffer (all trials)'
+set yrange [-0.05:1.05]
+share(kind) = (strcol('section') eq 'device' && strcol('role') eq kind && column('trials') > 0) ? \
+    column('corrupted_elements') / (column('trials') * column('size_bytes') / 4.0) : NaN
+set title 'device: corruption'
+plot for [i=1:nfiles] word(files,i) using 'side_work_ms':(share('bad')) with points lc i pt 7 ps 1.2 \
+        title word(labels,i).' no dependency', \
+     for [i=1:nfiles] word(files,i) using 'side_work_ms':(share('fixed')) with points lc i pt 6 ps 1.6 \
+        title word(labels,i).' fixed variants'
+set title 'device: host time of the free call'
+set key inside left top font ',8'
+set logscale xy
+set yrange [*:*]
+set ylabel 'free call, median [ms]'
+freems(v) = (strcol('section') eq 'device' && strcol('variant') eq v) ? column('free_call_median_ns') / 1e6 : NaN
+plot for [i=1:nfiles] word(files,i) using 'side_work_ms':(freems('no_dependency')) with points lc i pt 7 \
+        title word(labels,i).' no dependency', \
+     for [i=1:nfiles] word(files,i) using 'side_work_ms':(freems('stream_sync')) with points lc i pt 4 \
+        title word(labels,i).' after stream sync', \
+     x with lines lc rgb 'gray' dt 2 title 'y = backlog'
+unset logscale y
+set title 'host: pinned buffer refilled during its copy'
+set key inside center left font ',8'
+set xlabel "copy's backlog [ns] (0 drawn at 1 us)"
+set ylabel 'corrupted share of the copied data'
+set yrange [-0.05:1.05]
+hshare(v) = (strcol('section') eq 'host' && strcol('variant') eq v && column('trials') > 0) ? \
+    column('corrupted_elements') / (column('trials') * column('size_bytes') / 4.0) : NaN
+lag(x) = x > 0 ? x : 1000
+plot for [i=1:nfiles] word(files,i) using (lag(column('lag_ns'))):(hshare('host_reuse_no_wait')) with points lc i pt 7 \
+        title word(labels,i).' no wait', \
+     for [i=1:nfiles] word(files,i) using (lag(column('lag_ns'))):(hshare('host_reuse_event_sync')) with points lc i pt 6 ps 1.6 \
+        title word(labels,i).' event sync'
+unset multiplot
