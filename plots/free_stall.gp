@@ -4,12 +4,14 @@
 # whole kernel. Right: steps/s of an allocate-launch-free loop vs the same loop with
 # buffers allocated once (hoisted), on 1 and 4 streams.
 load 'plots/common.gp'
+set termoption noenhanced  # labels and file names contain underscores
 set datafile columnheaders
 set datafile missing NaN  # rows of other tests are skipped without breaking lines
-set multiplot layout 1,2 title "free\\_stall: cudaFree's implicit sync vs stream-ordered and cached frees"
+set multiplot layout 1,2 title "free_stall: cudaFree's implicit sync vs stream-ordered and cached frees"
 
 set title 'host time of the call while another stream runs a kernel'
 set logscale xy
+set format y '%g'
 set xlabel 'kernel length (ms)'
 set ylabel 'call time, median (ms)'
 set key inside left top
@@ -23,6 +25,7 @@ plot for [i=1:nfiles] word(files, i) using (is('stall', 'free_during_kernel') ? 
 set title 'allocate-launch-free loop: steps per second'
 unset logscale
 set logscale y
+set format y '%g'
 set xlabel 'streams'
 set xtics (1, 4)
 set xrange [0.5:4.5]

@@ -5,9 +5,10 @@
 # (d) what pinning costs by size.
 # Several files (runs) are drawn with different dash types.
 load 'plots/common.gp'
+set termoption noenhanced  # labels and file names contain underscores
 set datafile columnheaders
 set datafile missing NaN  # rows of other tests are skipped without breaking lines
-set multiplot layout 2,2 title "pinned\\_copy: pageable vs pinned host->device copies"
+set multiplot layout 2,2 title "pinned_copy: pageable vs pinned host->device copies"
 MiB = 1024.0 * 1024
 is(t, v) = strcol('test') eq t && strcol('variant') eq v
 array V[3] = ['pageable', 'pinned', 'pin_per_copy']
@@ -43,11 +44,11 @@ set title '(d) cost of pinning host memory'
 set key inside left top
 set logscale xy
 set xtics auto
-set xrange [*:*]
+set autoscale xfix
 set yrange [*:*]
 set xlabel 'size (MiB)'
 set ylabel 'ms'
-array P[4] = ['cudaMallocHost', 'cudaHostRegister_fresh', 'cudaHostRegister_touched', 'malloc_first_touch']
+array P[4] = ['cudaMallocHost', 'cudaHostRegister_fresh', 'cudaHostRegister_touched', 'mmap_first_touch']
 array PC[4] = ['blue', 'dark-violet', 'orange', 'gray']
 plot for [i=1:nfiles] for [k=1:4] word(files, i) using (is('pin_cost', P[k]) ? column('size_bytes') / MiB : NaN):(column('time_median_ns') / 1e6) \
          with linespoints lw 2 pt 7 lc rgb PC[k] dt i title P[k].(nfiles > 1 ? ' '.word(labels, i) : '')

@@ -30,12 +30,15 @@
 #include "rng.h"
 #include "scenario/mem_sample.h"
 #include "scenario/size_ladder.h"
+#include "scenario/subprocess.h"
 #include "stats.h"
 
 #define MiB (UINT64_C(1) << 20)
 #define KiB (UINT64_C(1) << 10)
 #define MAX_FILL_BUFFERS 8192
 #define STEP_BUFFERS 24
+#define CHANNEL_ENV "VL_CACHE_HOLD_CHANNEL"
+#define NEIGHBOUR_TIMEOUT_MS 30000
 
 static double opt_fill = 0.8;
 static int64_t opt_iters = 200;
@@ -128,7 +131,44 @@ static void free_all(scenario *sc, fill *f)
     VL_CUDA_CHECK(cudaStreamSynchronize(sc->s)); /* the step is over, as after an optimizer step */
 }
 
-/* Another user of the GPU asks for memory with a plain cudaMalloc. 1 granted, 0 OOM. */
+/* The neighbour process (this program run again, see main): cudaMalloc(bytes) on the
+ * device, report the cudaError_t as an int32, give the memory back. */
+static int neighbour_process_main(int fd, size_t bytes, int ordinal)
+{
+    void *p = NULL;
+    cudaError_t e = cudaSetDevice(ordinal);
+    if (e == cudaSuccess) e = cudaMalloc(&p, bytes);
+    int32_t result = (int32_t)e;
+    int rc = vl_fd_write_full(fd, &result, sizeof result) == 0 ? 0 : 1;
+    if (p) cudaFree(p);
+    return rc;
+}
+
+/* Another process asks for memory with a plain cudaMalloc. 1 granted, 0 OOM, -1 the
+ * process failed otherwise (its error is printed). */
+static int neighbour_process_asks(size_t bytes, int ordinal)
+{
+    char size_text[32], ordinal_text[16];
+    snprintf(size_text, sizeof size_text, "%zu", bytes);
+    snprintf(ordinal_text, sizeof ordinal_text, "%d", ordinal);
+    const char *args[] = {"neighbour", size_text, ordinal_text, NULL};
+    vl_child c;
+    if (vl_child_exec_self(&c, args, CHANNEL_ENV) != 0) {
+        perror("cache_hold: starting the neighbour process");
+        return -1;
+    }
+    int32_t result = -1;
+    int got = vl_child_read(&c, &result, sizeof result, NEIGHBOUR_TIMEOUT_MS);
+    vl_child_end end = vl_child_wait(&c, NEIGHBOUR_TIMEOUT_MS);
+    if (got == 1 && result == cudaErrorMemoryAllocation) return 0;
+    if (got == 1 && result == cudaSuccess) return 1;
+    char how[64];
+    fprintf(stderr, "cache_hold: neighbour process: %s (%s)\n",
+            got == 1 ? cudaGetErrorName((cudaError_t)result) : "no report", vl_child_end_text(end, how, sizeof how));
+    return -1;
+}
+
+/* Code in this process outside the allocator asks with a plain cudaMalloc. 1 granted, 0 OOM. */
 static int neighbour_asks(size_t bytes)
 {
     void *p = NULL;
@@ -154,6 +194,11 @@ static void hold_variant(scenario *sc, fill *f, int trim, uint64_t target, size_
         released = (long long)vl_trim(sc->p->alloc);
         row_hold(sc, variant, role, "after_trim", "ok", released, VL_UNKNOWN, -1, 0);
     }
+    /* The other process first: a same-process cudaMalloc may make the driver trim
+     * pools, which would hide what another process sees. */
+    int other = neighbour_process_asks(neighbour_bytes, sc->p->dev->ordinal);
+    row_hold(sc, variant, role, "neighbour_process", other == 1 ? "ok" : other == 0 ? "oom" : "error", released,
+             (long long)neighbour_bytes, other, other == 0 ? 1 : 0);
     int ok = neighbour_asks(neighbour_bytes);
     row_hold(sc, variant, role, "neighbour_cudaMalloc", ok ? "ok" : "oom", released, (long long)neighbour_bytes, ok,
              ok ? 0 : 1);
@@ -204,6 +249,13 @@ static void loop_variant(scenario *sc, int trim, const size_t *sizes, int64_t it
 
 int main(int argc, char **argv)
 {
+    /* Run again as the neighbour process: only its channel, no command line or CSV. */
+    if (getenv(CHANNEL_ENV)) {
+        int fd = vl_child_fd_from_env(CHANNEL_ENV);
+        if (fd < 0 || argc < 4 || strcmp(argv[1], "neighbour") != 0) return VL_EXIT_USAGE;
+        return neighbour_process_main(fd, (size_t)strtoull(argv[2], NULL, 10), atoi(argv[3]));
+    }
+
     vl_program p;
     vl_program_start(&p, &def, argc, argv);
     scenario sc = {.p = &p};

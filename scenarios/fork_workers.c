@@ -153,15 +153,6 @@ typedef struct pool {
     uint64_t spawn_ns;
 } pool;
 
-static char *self_exe(void)
-{
-    static char path[4096];
-    ssize_t n = readlink("/proc/self/exe", path, sizeof path - 1);
-    if (n <= 0) return "/proc/self/exe";
-    path[n] = '\0';
-    return path;
-}
-
 /* Starts n workers the variant's way and collects their reports. */
 static void pool_start(pool *pl)
 {
@@ -169,8 +160,8 @@ static void pool_start(pool *pl)
     pl->spawn_ns = vl_now_ns();
     memset(pl->reported, 0, sizeof pl->reported);
     if (pl->variant == FORK_BEFORE_INIT) {
-        char *argv[] = {self_exe(), "fork-server", NULL};
-        if (vl_child_exec(&pl->kids[0], argv[0], argv, CHANNEL_ENV) != 0) return;
+        const char *args[] = {"fork-server", NULL};
+        if (vl_child_exec_self(&pl->kids[0], args, CHANNEL_ENV) != 0) return;
         int32_t req[3] = {pl->n, pl->ordinal, ready_timeout_ms};
         if (vl_child_write(&pl->kids[0], req, sizeof req) != 0) return;
         for (int i = 0; i < pl->n; i++) {
@@ -184,8 +175,8 @@ static void pool_start(pool *pl)
         if (pl->variant == FORK_EXEC) {
             char ordinal[16];
             snprintf(ordinal, sizeof ordinal, "%d", pl->ordinal);
-            char *argv[] = {self_exe(), "worker", ordinal, NULL};
-            rc = vl_child_exec(&pl->kids[i], argv[0], argv, CHANNEL_ENV);
+            const char *args[] = {"worker", ordinal, NULL};
+            rc = vl_child_exec_self(&pl->kids[i], args, CHANNEL_ENV);
         } else {
             rc = vl_child_fork(&pl->kids[i], forked_worker, &arg);
         }

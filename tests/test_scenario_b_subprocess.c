@@ -180,6 +180,21 @@ static void test_exec_of_missing_program_exits_127(void **state)
     assert_int_equal(e.code, 127);
 }
 
+/* This test program run again as a child (see main): it echoes its first argument. */
+static void test_exec_self_runs_this_program_with_args(void **state)
+{
+    (void)state;
+    vl_child c;
+    const char *args[] = {"hello", NULL};
+    assert_int_equal(vl_child_exec_self(&c, args, "VL_TEST_SELF_FD"), 0);
+    char got[6] = {0};
+    assert_int_equal(vl_child_read(&c, got, 5, 5000), 1);
+    assert_string_equal(got, "hello");
+    vl_child_end e = vl_child_wait(&c, 5000);
+    assert_int_equal(e.kind, VL_CHILD_EXITED);
+    assert_int_equal(e.code, 0);
+}
+
 static void test_fd_from_env(void **state)
 {
     (void)state;
@@ -199,8 +214,12 @@ static void test_fd_from_env(void **state)
     assert_int_equal(vl_child_fd_from_env("VL_TEST_FD2"), -1);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
+    if (getenv("VL_TEST_SELF_FD")) { /* the child of test_exec_self_runs_this_program_with_args */
+        int fd = vl_child_fd_from_env("VL_TEST_SELF_FD");
+        return fd >= 0 && argc == 2 && vl_fd_write_full(fd, argv[1], strlen(argv[1])) == 0 ? 0 : 1;
+    }
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_child_reports_and_exit_status_is_kept),
         cmocka_unit_test(test_crash_is_a_signal_and_read_sees_eof),
@@ -210,6 +229,7 @@ int main(void)
         cmocka_unit_test(test_forked_child_holds_no_sibling_channel),
         cmocka_unit_test(test_exec_passes_the_channel),
         cmocka_unit_test(test_exec_of_missing_program_exits_127),
+        cmocka_unit_test(test_exec_self_runs_this_program_with_args),
         cmocka_unit_test(test_fd_from_env),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

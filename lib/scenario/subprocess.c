@@ -158,6 +158,23 @@ int vl_child_exec(vl_child *c, const char *path, char *const argv[], const char 
     return 0;
 }
 
+int vl_child_exec_self(vl_child *c, const char *const args[], const char *fd_env)
+{
+    static char self[4096];
+    ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+    if (n <= 0) {
+        snprintf(self, sizeof self, "/proc/self/exe");
+    } else {
+        self[n] = '\0';
+    }
+    char *argv[16];
+    size_t k = 0;
+    argv[k++] = self;
+    for (size_t i = 0; args[i] && k < 15; i++) argv[k++] = (char *)args[i];
+    argv[k] = NULL;
+    return vl_child_exec(c, self, argv, fd_env);
+}
+
 int vl_child_fd_from_env(const char *fd_env)
 {
     const char *v = getenv(fd_env);

@@ -46,6 +46,11 @@ int vl_child_fork(vl_child *c, vl_child_fn fn, void *arg);
  * up as exit status 127). */
 int vl_child_exec(vl_child *c, const char *path, char *const argv[], const char *fd_env);
 
+/* vl_child_exec of this very program (/proc/self/exe) with argv[0] set to its path and
+ * args (NULL-terminated, at most 14) after it: how a program runs one of its own
+ * helper roles in a fresh process that has not initialised CUDA. */
+int vl_child_exec_self(vl_child *c, const char *const args[], const char *fd_env);
+
 /* In an exec'd child: the channel fd named by fd_env, or -1 when the variable is absent
  * or malformed. */
 int vl_child_fd_from_env(const char *fd_env);
