@@ -57,13 +57,13 @@ for run in A A2 B; do
     step $B/random_churn --quick --alloc $P -o $d/random_churn.plugin.csv
     step $B/multi_stream --quick --alloc $P -o $d/multi_stream.plugin.csv
     step $B/replay --quick --alloc $P --trace $TRACE -o $d/replay.plugin.csv
-    step scripts/compare.d/hyperfine.sh --run-id cmp-$run --runs 5 --only replay,random_churn --allocs $P
+    step scripts/compare.d/hyperfine.sh --run-id cmp-$run --runs 4 --only replay --allocs $P
 done
 unset SLOW_ALLOC_NS
 step scripts/compare --no-plots results/cmp-A results/cmp-A2 >"$OUT/compare_same.txt"
 step scripts/compare --no-plots results/cmp-A results/cmp-B >"$OUT/compare_slow.txt"
 echo "== hyperfine over the benches"
-step scripts/compare.d/hyperfine.sh --run-id gpu-main --runs 3 --only alloc_latency,replay,multi_stream --allocs "raw async caching"
+step scripts/compare.d/hyperfine.sh --run-id gpu-main --runs 3 --only replay,multi_stream --allocs "raw caching"
 rm -f $M/torch_small.pickle.gz
 tar czf "$OUT/results.tgz" results/gpu-main results/cmp-A results/cmp-A2 results/cmp-B \
     results/compare-cmp-A-vs-cmp-A2 results/compare-cmp-A-vs-cmp-B 2>/dev/null
