@@ -82,24 +82,39 @@ static void alloc_call(void *arg)
     c->ptr = vl_allocate(c->sc->p->alloc, c->size, (vl_stream)c->sc->own);
 }
 
-static void row_stall(scenario *sc, const char *variant, const char *role, const char *status, uint64_t kernel_us,
-                      size_t size, double *call_ns, double *kernel_ms, double *ratio, size_t n, int64_t ooms)
+/* The measurements of one (variant, kernel length). */
+typedef struct stall_series {
+    double *call_ns, *kernel_ms, *ratio;
+    size_t n;
+    int64_t ooms;
+} stall_series;
+
+static void series_add(stall_series *ss, vl_stall s)
+{
+    ss->call_ns[ss->n] = s.call_ns;
+    ss->kernel_ms[ss->n] = s.kernel_ms;
+    ss->ratio[ss->n++] = s.ratio;
+}
+
+static void row_stall(scenario *sc, const char *variant, const char *role, uint64_t kernel_us, size_t size,
+                      stall_series *ss)
 {
     char sbuf[256];
-    vl_summary call = vl_summarize(call_ns, n), kern = vl_summarize(kernel_ms, n), rat = vl_summarize(ratio, n);
-    vl_csv_row(sc->p->csv, "stall,%s,%s,%s,1,%llu,%zu,%zu,%s,%.4f,%.4f,,,,,%lld", variant, role, status,
-               (unsigned long long)kernel_us, size, n, vl_summary_values(&call, sbuf, sizeof sbuf), kern.median,
-               rat.median, (long long)ooms);
+    vl_summary call = vl_summarize(ss->call_ns, ss->n), kern = vl_summarize(ss->kernel_ms, ss->n),
+               rat = vl_summarize(ss->ratio, ss->n);
+    vl_csv_row(sc->p->csv, "stall,%s,%s,%s,1,%llu,%zu,%zu,%s,%.4f,%.4f,,,,,%lld", variant, role,
+               ss->n ? "ok" : "oom", (unsigned long long)kernel_us, size, ss->n,
+               vl_summary_values(&call, sbuf, sizeof sbuf), kern.median, rat.median, (long long)ss->ooms);
 }
 
 /* One kernel length: reps measurements of free and of alloc while the kernel runs,
  * after one warm-up each (first-touch costs of the allocator are not the question). */
 static void stall_at(scenario *sc, vl_stall_probe *probe, uint64_t kernel_us, size_t size, int reps)
 {
-    double *call_ns = calloc((size_t)reps, sizeof *call_ns);
-    double *kernel_ms = calloc((size_t)reps, sizeof *kernel_ms);
-    double *ratio = calloc((size_t)reps, sizeof *ratio);
-    if (!call_ns || !kernel_ms || !ratio) {
+    stall_series ss = {.call_ns = calloc((size_t)reps, sizeof(double)),
+                       .kernel_ms = calloc((size_t)reps, sizeof(double)),
+                       .ratio = calloc((size_t)reps, sizeof(double))};
+    if (!ss.call_ns || !ss.kernel_ms || !ss.ratio) {
         fprintf(stderr, "free_stall: out of host memory\n");
         exit(VL_EXIT_FAIL);
     }
@@ -107,48 +122,36 @@ static void stall_at(scenario *sc, vl_stall_probe *probe, uint64_t kernel_us, si
     call_ctx c = {.sc = sc, .size = size};
 
     /* free while the kernel runs */
-    size_t n = 0;
-    int64_t ooms = 0;
     for (int r = -1; r < reps; r++) {
         c.ptr = vl_allocate(a, size, (vl_stream)sc->own);
         if (!c.ptr) {
-            ooms++;
+            ss.ooms++;
             continue;
         }
         VL_CUDA_CHECK(cudaDeviceSynchronize()); /* the free is the only thing in flight */
         vl_stall s = vl_stall_measure(probe, kernel_us * 1000u, free_call, &c);
-        if (r >= 0) {
-            call_ns[n] = s.call_ns;
-            kernel_ms[n] = s.kernel_ms;
-            ratio[n++] = s.ratio;
-        }
+        if (r >= 0) series_add(&ss, s);
     }
-    row_stall(sc, "free_during_kernel", "bad", n ? "ok" : "oom", kernel_us, size, call_ns, kernel_ms, ratio, n,
-              ooms);
+    row_stall(sc, "free_during_kernel", "bad", kernel_us, size, &ss);
 
     /* allocate while the kernel runs */
-    n = 0;
-    ooms = 0;
+    ss.n = 0;
+    ss.ooms = 0;
     for (int r = -1; r < reps; r++) {
         VL_CUDA_CHECK(cudaDeviceSynchronize());
         vl_stall s = vl_stall_measure(probe, kernel_us * 1000u, alloc_call, &c);
         if (!c.ptr) {
-            ooms++;
+            ss.ooms++;
             continue;
         }
         vl_deallocate(a, c.ptr, size, (vl_stream)sc->own);
-        if (r >= 0) {
-            call_ns[n] = s.call_ns;
-            kernel_ms[n] = s.kernel_ms;
-            ratio[n++] = s.ratio;
-        }
+        if (r >= 0) series_add(&ss, s);
     }
-    row_stall(sc, "alloc_during_kernel", "probe", n ? "ok" : "oom", kernel_us, size, call_ns, kernel_ms, ratio, n,
-              ooms);
+    row_stall(sc, "alloc_during_kernel", "probe", kernel_us, size, &ss);
     VL_CUDA_CHECK(cudaDeviceSynchronize());
-    free(call_ns);
-    free(kernel_ms);
-    free(ratio);
+    free(ss.call_ns);
+    free(ss.kernel_ms);
+    free(ss.ratio);
 }
 
 /* --- loop ----------------------------------------------------------------------------- */
@@ -280,6 +283,9 @@ int main(int argc, char **argv)
     vl_csv_meta(p.csv, "scenario", "free_stall: host time of free/alloc while another stream runs a kernel; "
                                    "steps/s of an allocate-launch-free loop");
     vl_csv_meta(p.csv, "stall_buffer_bytes", "%zu", size);
+    vl_csv_meta(p.csv, "stall_ratio", "host time of the call / device time of the kernel; ~1: the call waited");
+    vl_csv_meta(p.csv, "host_in_free_ms", "host time inside free calls; for hoisted, the final frees, which under "
+                                          "raw wait for every queued kernel");
     vl_csv_meta(p.csv, "loop_buffers_per_step", "%d (sizes log-uniform 64 KiB..%llu bytes)", BUFFERS_PER_STEP,
                 (unsigned long long)loop_max);
     vl_csv_header(p.csv, COLUMNS_HEAD "," "time_n,time_median_ns,time_p1_ns,time_p25_ns,time_p75_ns,time_p99_ns,"
