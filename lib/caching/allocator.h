@@ -122,6 +122,8 @@ static inline void vl_free_remove(vl_caching *c, vl_cblock *b)
 /* core.c */
 vl_cstream *vl_caching_stream(vl_caching *c, vl_stream s); /* NULL: out of host memory */
 vl_cblock *vl_caching_new_block(vl_caching *c);
+/* Merges b->next into b (the caller took both out of bins / lists first). */
+void vl_block_absorb_next(vl_caching *c, vl_cblock *b);
 void vl_caching_fatal(const char *what, int rc);           /* prints one line, exits 1 */
 /* Makes b FREE: coalesces with FREE neighbours, puts the result in its pool's bins. */
 vl_cblock *vl_caching_release_block(vl_caching *c, vl_cblock *b);

@@ -105,23 +105,26 @@ static void take(vl_caching *c, vl_cpool *p, vl_cblock *b, size_t rounded)
     b->state = VL_CB_ALLOCATED;
 }
 
+void vl_block_absorb_next(vl_caching *c, vl_cblock *b)
+{
+    vl_cblock *next = b->next;
+    b->size += next->size;
+    b->next = next->next;
+    if (next->next) next->next->prev = b;
+    vl_slab_put(&c->blocks, next);
+}
+
 vl_cblock *vl_caching_release_block(vl_caching *c, vl_cblock *b)
 {
     vl_cblock *prev = b->prev, *next = b->next;
     if (prev && prev->state == VL_CB_FREE) {
         vl_free_remove(c, prev);
-        prev->size += b->size;
-        prev->next = next;
-        if (next) next->prev = prev;
-        vl_slab_put(&c->blocks, b);
+        vl_block_absorb_next(c, prev);
         b = prev;
     }
     if (next && next->state == VL_CB_FREE) {
         vl_free_remove(c, next);
-        b->size += next->size;
-        b->next = next->next;
-        if (next->next) next->next->prev = b;
-        vl_slab_put(&c->blocks, next);
+        vl_block_absorb_next(c, b);
     }
     b->pending_events = 0;
     vl_free_insert(c, b);

@@ -194,18 +194,12 @@ static vl_cblock *merge_unmapped(vl_caching *c, vl_csegment *s, vl_cblock *b)
     vl_cblock *prev = b->prev, *next = b->next;
     if (prev && prev->state == VL_CB_UNMAPPED) {
         unmapped_remove(s, b);
-        prev->size += b->size;
-        prev->next = next;
-        if (next) next->prev = prev;
-        vl_slab_put(&c->blocks, b);
+        vl_block_absorb_next(c, prev);
         b = prev;
     }
     if (next && next->state == VL_CB_UNMAPPED) {
         unmapped_remove(s, next);
-        b->size += next->size;
-        b->next = next->next;
-        if (next->next) next->next->prev = b;
-        vl_slab_put(&c->blocks, next);
+        vl_block_absorb_next(c, b);
     }
     return b;
 }
