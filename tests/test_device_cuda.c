@@ -14,6 +14,7 @@
 #include "cuda/gpu.h"
 #include "device.h"
 #include "exitcodes.h"
+#include "kernels/pattern.h"
 #include "kernels/spin.h"
 
 /* Opens through the cuda implementation itself (the unit under test); NULL with
@@ -199,6 +200,34 @@ static void test_event_completes_after_the_work_before_it(void **state)
     vl_device_close(d);
 }
 
+/* A caching allocator unmaps chunks whose blocks were freed in stream order: kernels
+ * queued before the free may still use them. Unmap must wait for them (as cudaFree
+ * does); if it did not, the fill below would fault with an illegal address. Runs
+ * last: a fault would poison the context for any test after it. */
+static void test_unmap_waits_for_queued_work(void **state)
+{
+    (void)state;
+    vl_device *d = open_or_skip("cuda");
+    if (!d->vmm_supported) {
+        vl_device_close(d);
+        skip();
+    }
+    const size_t g = d->granularity;
+    void *va = NULL;
+    assert_int_equal(d->ops->va_reserve(d, g, &va), VL_DEV_OK);
+    assert_int_equal(d->ops->map(d, va, g), VL_DEV_OK);
+    cudaStream_t s;
+    VL_CUDA_CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+    vl_spin(s, 100u * 1000u * 1000u); /* the fill runs 100 ms after the unmap is asked for */
+    vl_fill_u32(va, g / sizeof(uint32_t), 7u, s);
+    assert_int_equal(d->ops->unmap(d, va, g), VL_DEV_OK);
+    assert_int_equal(cudaStreamSynchronize(s), cudaSuccess);
+    assert_int_equal(cudaGetLastError(), cudaSuccess);
+    assert_int_equal(d->ops->va_release(d, va, g), VL_DEV_OK);
+    VL_CUDA_CHECK(cudaStreamDestroy(s));
+    vl_device_close(d);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -208,6 +237,7 @@ int main(void)
         cmocka_unit_test(test_vmm_map_round_trip_and_release),
         cmocka_unit_test(test_vmm_disabled_by_option),
         cmocka_unit_test(test_event_completes_after_the_work_before_it),
+        cmocka_unit_test(test_unmap_waits_for_queued_work),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

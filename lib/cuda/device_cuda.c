@@ -221,9 +221,20 @@ static int cuda_map(vl_device *d, void *addr, size_t size)
     return VL_DEV_OK;
 }
 
+/* cudaFree waits for the device to finish before it frees; cuMemUnmap does not. A
+ * caching allocator frees blocks in stream order (a kernel queued before the free may
+ * still read the block), so unmapping such a chunk at once pulls the pages from under
+ * that kernel: an illegal-address fault (seen with PyTorch training on expandable
+ * segments). So unmap first waits for the device, like cudaFree and like PyTorch's
+ * expandable segments (which synchronise the stream before unmapping). */
 static int cuda_unmap(vl_device *d, void *addr, size_t size)
 {
-    if (!impl_of(d)->vmm) return VL_DEV_UNSUPPORTED;
+    cuda_impl *c = impl_of(d);
+    if (!c->vmm) return VL_DEV_UNSUPPORTED;
+    int prev = device_enter(c);
+    cudaError_t err = cudaDeviceSynchronize();
+    device_leave(prev);
+    if (err != cudaSuccess) return runtime_failure("cudaDeviceSynchronize before cuMemUnmap", err);
     CUresult r = driver_api.cuMemUnmap((CUdeviceptr)(uintptr_t)addr, size);
     return r == CUDA_SUCCESS ? VL_DEV_OK : driver_failure("cuMemUnmap", r);
 }
