@@ -100,7 +100,7 @@ def run_gpt2(size="full", seed=1):
     cfg = dict(vocab=50257, ctx=1024, d=768, heads=12, layers=12, requests=10,
                batch=(1, 2, 4, 8, 16), prompt=(16, 384), new=(32, 160))
     if size == "tiny":
-        cfg.update(vocab=2048, ctx=256, d=128, heads=4, layers=2, requests=4, prompt=(8, 64), new=(8, 32))
+        cfg.update(vocab=2048, ctx=256, d=128, heads=4, layers=2, requests=3, prompt=(8, 64), new=(8, 20))
     dev = "cuda"
     model = _GPT(cfg["vocab"], cfg["ctx"], cfg["d"], cfg["heads"], cfg["layers"]).to(dev, torch.bfloat16).eval()
     sums = []

@@ -62,10 +62,13 @@ def train(plugin):
     opt = torch.optim.AdamW(net.parameters(), lr=1e-3)
     gen = torch.Generator(device="cpu").manual_seed(99)
     losses = []
+    # Batch and image size change every step, so the allocator keeps splitting,
+    # growing and (expandable segments) unmapping and remapping memory while earlier
+    # kernels may still be queued.
     for step in range(12):
-        side = (16, 24, 32)[step % 3]
-        x = torch.randn(16, 3, side, side, generator=gen).to(dev)
-        y = torch.randint(10, (16,), generator=gen).to(dev)
+        batch, side = ((8, 16), (64, 48), (16, 24), (48, 40), (32, 32), (24, 16))[step % 6]
+        x = torch.randn(batch, 3, side, side, generator=gen).to(dev)
+        y = torch.randint(10, (batch,), generator=gen).to(dev)
         loss = F.cross_entropy(net(x), y)
         opt.zero_grad(set_to_none=True)
         loss.backward()
