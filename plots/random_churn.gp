@@ -25,5 +25,6 @@ set boxwidth 0.3
 plot for [i=1:nfiles] word(files,i) using (i-0.16):(column("peak_allocated_bytes")/2**30) with boxes lc 4 \
         title (i==1 ? 'peak allocated' : ''), \
      for [i=1:nfiles] word(files,i) using (i+0.16):(column("peak_reserved_bytes")/2**30) with boxes lc 6 \
-        title (i==1 ? 'peak reserved' : '')
+        title (i==1 ? 'peak reserved' : ''), \
+     0 with lines lc black notitle  # keeps the panel drawable when no allocator knows its peaks
 unset multiplot

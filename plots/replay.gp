@@ -36,5 +36,6 @@ plot for [i=1:nfiles] word(files,i) using (i-0.16):(first("peak_allocated_bytes"
      for [i=1:nfiles] word(files,i) using (i+0.16):(first("peak_reserved_bytes")) with boxes lc 6 \
         title (i==1 ? 'peak reserved' : ''), \
      for [i=1:nfiles] word(files,i) using (i+0.16):(first("peak_reserved_bytes")):(column("pass") == 1 ? \
-        sprintf('%.2fx', column("reserved_over_allocated")) : '') with labels offset 0,0.8 font ',8' notitle
+        sprintf('%.2fx', column("reserved_over_allocated")) : '') with labels offset 0,0.8 font ',8' notitle, \
+     0 with lines lc black notitle  # keeps the panel drawable when no allocator knows its peaks
 unset multiplot

@@ -109,6 +109,8 @@ def program_metrics(fname, header, rows):
                 unit = col.rsplit("_", 1)[-1] if "_" in col else ""
                 if col.endswith("_per_s"):
                     unit = "per_s"
+                elif col.startswith("ns_per_"):
+                    unit = "ns"
                 out.append(Metric(fname, key, col, unit, value))
     return out
 
