@@ -6,6 +6,7 @@
  *
  * Hot path of a cache hit: one pointer-table probe, a bitmap lookup, an unlink and a
  * link, a few counters; no malloc, no device call. */
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -60,10 +61,10 @@ vl_cstream *vl_caching_stream(vl_caching *c, vl_stream s)
 
 /* Best of the first FIT_SCAN blocks of one class that hold `rounded` bytes, by
  * (size, address) like PyTorch's ordered set: smallest first, then lowest address. */
-static vl_cblock *best_in_class(vl_cblock *b, size_t rounded)
+static vl_cblock *best_in_class(vl_cblock *b, size_t rounded, int limit)
 {
     vl_cblock *best = NULL;
-    for (int scanned = 0; b && scanned < FIT_SCAN; b = b->bin_next, scanned++) {
+    for (int scanned = 0; b && scanned < limit; b = b->bin_next, scanned++) {
         if (b->size < rounded) continue;
         if (!best || b->size < best->size || (b->size == best->size && b->addr < best->addr)) best = b;
     }
@@ -73,11 +74,14 @@ static vl_cblock *best_in_class(vl_cblock *b, size_t rounded)
 static vl_cblock *find_fit(vl_caching *c, vl_cpool *p, size_t rounded)
 {
     unsigned i = vl_bin_index(rounded);
-    vl_cblock *best = best_in_class(p->bins.heads[i], rounded);
+    vl_cblock *best = best_in_class(p->bins.heads[i], rounded, FIT_SCAN);
     if (!best) {
         int j = vl_bins_next_nonempty(&p->bins, i);
-        if (j < 0) return NULL;
-        best = best_in_class(p->bins.heads[j], rounded);
+        /* Nothing above: a fitting block may still hide deeper in the request's own
+         * class; look at all of it rather than grow while a fit is cached. */
+        best = j >= 0 ? best_in_class(p->bins.heads[j], rounded, FIT_SCAN)
+                      : best_in_class(p->bins.heads[i], rounded, INT_MAX);
+        if (!best) return NULL;
     }
     if (!p->small && !c->cfg.expandable && !vl_caching_oversize_ok(best->size, rounded, c->cfg.max_split))
         return NULL;
