@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <dirent.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -56,10 +57,9 @@ static void rig_close(rig *r)
     vl_device_close(r->dev);
 }
 
-static char *read_fixture(const char *name)
+/* The whole file as a string (fixtures are well below 1 MiB). */
+static char *read_text(const char *path)
 {
-    char path[256];
-    snprintf(path, sizeof path, FIXTURES "%s", name);
     FILE *f = fopen(path, "rb");
     if (!f) fail_msg("cannot open %s (tests run from the repository root)", path);
     static char buf[1 << 20];
@@ -67,6 +67,13 @@ static char *read_fixture(const char *name)
     fclose(f);
     buf[n] = '\0';
     return buf;
+}
+
+static char *read_fixture(const char *name)
+{
+    char path[256];
+    snprintf(path, sizeof path, FIXTURES "%s", name);
+    return read_text(path);
 }
 
 static void test_replay_small_trace(void **state)
@@ -106,6 +113,37 @@ static void test_replay_training_trace(void **state)
     assert_int_equal(p.ooms, 0);
     assert_true(p.stats.peak_allocated_bytes >= (int64_t)r.trace.peak_live_bytes);
     rig_close(&r);
+}
+
+/* Every real PyTorch trace recorded for the project (tests/fixtures/traces/, by the
+ * PyTorch side) parses without unknown frees and replays without OOMs on the sim device. */
+static void test_replay_recorded_torch_traces(void **state)
+{
+    (void)state;
+    DIR *dir = opendir("tests/fixtures/traces");
+    if (!dir) fail_msg("tests/fixtures/traces is missing (tests run from the repository root)");
+    int replayed = 0;
+    struct dirent *e;
+    while ((e = readdir(dir)) != NULL) {
+        size_t n = strlen(e->d_name);
+        if (n < 4 || strcmp(e->d_name + n - 4, ".csv") != 0) continue;
+        char path[512];
+        snprintf(path, sizeof path, "tests/fixtures/traces/%s", e->d_name);
+        rig r;
+        rig_open(&r, "sim", read_text(path));
+        assert_int_equal(r.trace.format, VL_TRACE_TORCH_CSV);
+        assert_int_equal(r.trace.unknown_frees, 0);
+        assert_true(r.trace.nallocs > 100);
+        vl_replay_pass p;
+        vl_replay_pass_run(&r.replay, &p);
+        assert_int_equal(p.ooms, 0);
+        assert_int_equal(p.allocs, r.trace.nallocs);
+        assert_true(p.stats.peak_allocated_bytes >= (int64_t)r.trace.peak_live_bytes);
+        rig_close(&r);
+        replayed++;
+    }
+    closedir(dir);
+    assert_true(replayed >= 1);
 }
 
 /* A device too small for one block: the alloc is an OOM, its free is left out, and the
@@ -183,6 +221,7 @@ int main(int argc, char **argv)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_replay_small_trace),
         cmocka_unit_test(test_replay_training_trace),
+        cmocka_unit_test(test_replay_recorded_torch_traces),
         cmocka_unit_test(test_replay_oom_on_small_device),
         cmocka_unit_test(test_replay_program),
     };
