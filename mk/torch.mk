@@ -5,6 +5,7 @@
 #   make torch-compare   build/bin/torch_alloc_compare (needs torch's C++ headers/libs)
 #   make test-gpu-torch  training on vramlab's allocator == on PyTorch's (GPU + torch)
 #   make test-torch-snapshot  scripts/torch-snapshot-to-csv on synthetic snapshots
+#   build/tests/test_torch_plugin  the vl_alloc/vl_free entry points (part of `make tests`)
 #   make torch-traces    records snapshot traces into results/traces/ (GPU + torch)
 
 PLUGIN_SO := $(BUILD)/lib/libvramlab_caching.so
@@ -57,3 +58,11 @@ test-torch-snapshot:
 
 torch-traces:
 	@python3 scripts/torch/record_traces.py --out results/traces
+
+# The pluggable-allocator entry points under test, linked statically (the same code
+# as the .so); run by `make test` with the other build/tests/test_* binaries.
+TORCH_PLUGIN_TEST := $(BUILD)/tests/test_torch_plugin
+tests: $(TORCH_PLUGIN_TEST)
+$(TORCH_PLUGIN_TEST): $(BUILD)/obj/tests/gpu/test_torch_plugin.o $(LIB_A) | setup
+	@mkdir -p $(@D)
+	$(CC) $(LDFLAGS) $< $(LIB_A) -L$(CMOCKA_LIBDIR) -Wl,-rpath,$(CMOCKA_LIBDIR) -lcmocka $(LDLIBS) -o $@

@@ -1,0 +1,131 @@
+/* The PyTorch pluggable-allocator entry points (lib/torch/vramlab_caching.h) called
+ * the way PyTorch calls them: argument checks (no GPU needed), concurrent first use
+ * of a device from many threads (one allocator opened), memory that round-trips data,
+ * statistics by name, record_stream and trim. Built by mk/torch.mk into
+ * build/tests/test_torch_plugin; the GPU tests are skipped without a CUDA device. */
+#include <pthread.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "cuda/gpu.h"
+#include "torch/vramlab_caching.h"
+
+#define SPEC "caching:segments=expandable"
+#define THREADS 8
+
+static void skip_without_gpu(void)
+{
+    char why[256];
+    if (!vl_cuda_available(why, sizeof why)) {
+        print_message("%s\n", why);
+        skip();
+    }
+}
+
+/* Runs first: nothing is open yet. */
+static void test_arguments_checked_before_any_device_work(void **state)
+{
+    (void)state;
+    assert_string_equal(vl_torch_spec(), "");
+    assert_null(vl_alloc(0, 0, NULL));
+    assert_null(vl_alloc(-4096, 0, NULL));
+    assert_null(vl_alloc(4096, -1, NULL));
+    assert_null(vl_alloc(4096, 64, NULL));
+    vl_free(NULL, 4096, 0, NULL);
+    assert_int_equal(vl_torch_stat(0, "allocs"), -1);
+    assert_int_equal(vl_torch_stat(-1, "allocs"), -1);
+    assert_int_equal(vl_torch_trim(-1), 0);
+    assert_int_equal(vl_torch_record_stream((void *)4096, 0, NULL), -1);
+    assert_string_equal(vl_torch_spec(), ""); /* still nothing opened */
+}
+
+static pthread_barrier_t start_together;
+
+static void *first_use(void *arg)
+{
+    pthread_barrier_wait(&start_together);
+    void **slot = arg;
+    *slot = vl_alloc(4096, 0, NULL);
+    return NULL;
+}
+
+static void test_concurrent_first_use_opens_one_allocator(void **state)
+{
+    (void)state;
+    skip_without_gpu();
+    pthread_t threads[THREADS];
+    void *ptrs[THREADS] = {0};
+    pthread_barrier_init(&start_together, NULL, THREADS);
+    for (int i = 0; i < THREADS; i++) assert_int_equal(pthread_create(&threads[i], NULL, first_use, &ptrs[i]), 0);
+    for (int i = 0; i < THREADS; i++) pthread_join(threads[i], NULL);
+    pthread_barrier_destroy(&start_together);
+
+    assert_string_equal(vl_torch_spec(), SPEC);
+    for (int i = 0; i < THREADS; i++) {
+        assert_non_null(ptrs[i]);
+        for (int j = 0; j < i; j++) assert_ptr_not_equal(ptrs[i], ptrs[j]);
+    }
+    /* All eight went through one allocator: it counted every one. */
+    assert_int_equal(vl_torch_stat(0, "allocs"), THREADS);
+    for (int i = 0; i < THREADS; i++) vl_free(ptrs[i], 4096, 0, NULL);
+    assert_int_equal(vl_torch_stat(0, "frees"), THREADS);
+    assert_int_equal(vl_torch_stat(0, "allocated_bytes"), 0);
+}
+
+static void test_memory_round_trips_and_stats_add_up(void **state)
+{
+    (void)state;
+    skip_without_gpu();
+    const size_t n = (size_t)3 << 20;
+    cudaStream_t s;
+    VL_CUDA_CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+    vl_torch_reset_peaks(0);
+    unsigned char *p = vl_alloc((ssize_t)n, 0, s);
+    assert_non_null(p);
+    VL_CUDA_CHECK(cudaMemsetAsync(p, 0xab, n, s));
+    unsigned char *host = malloc(n);
+    assert_non_null(host);
+    VL_CUDA_CHECK(cudaMemcpyAsync(host, p, n, cudaMemcpyDeviceToHost, s));
+    VL_CUDA_CHECK(cudaStreamSynchronize(s));
+    for (size_t i = 0; i < n; i += 4093) assert_int_equal(host[i], 0xab);
+    free(host);
+
+    assert_true(vl_torch_stat(0, "allocated_bytes") >= (int64_t)n);
+    assert_true(vl_torch_stat(0, "reserved_bytes") >= vl_torch_stat(0, "allocated_bytes"));
+    assert_int_equal(vl_torch_stat(0, "no_such_statistic"), -1);
+    assert_int_equal(vl_torch_stat(0, NULL), -1);
+
+    /* PyTorch's record_stream: reuse after the free waits for the other stream. */
+    cudaStream_t other;
+    VL_CUDA_CHECK(cudaStreamCreateWithFlags(&other, cudaStreamNonBlocking));
+    assert_int_equal(vl_torch_record_stream(p, 0, other), 0);
+    vl_free(p, (ssize_t)n, 0, s);
+    VL_CUDA_CHECK(cudaDeviceSynchronize());
+    assert_true(vl_torch_stat(0, "peak_allocated_bytes") >= (int64_t)n);
+
+    /* Nothing is live: trim gives every cached byte back. */
+    unsigned char *again = vl_alloc(512, 0, s); /* lets the allocator collect completed events */
+    vl_free(again, 512, 0, s);
+    assert_int_equal(vl_torch_stat(0, "allocated_bytes"), 0);
+    assert_true(vl_torch_trim(0) > 0);
+    assert_int_equal(vl_torch_stat(0, "reserved_bytes"), 0);
+    VL_CUDA_CHECK(cudaStreamDestroy(other));
+    VL_CUDA_CHECK(cudaStreamDestroy(s));
+}
+
+int main(void)
+{
+    setenv("VRAMLAB_ALLOC", SPEC, 1);
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_arguments_checked_before_any_device_work),
+        cmocka_unit_test(test_concurrent_first_use_opens_one_allocator),
+        cmocka_unit_test(test_memory_round_trips_and_stats_add_up),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
