@@ -1,6 +1,6 @@
 # bench/random_churn: one column per allocator (and device). Left: ns per operation
 # (median over batches, p25..p75 bars), alloc and free call medians and p99 (log scale).
-# Right: peak reserved vs peak allocated bytes (empty where the allocator cannot know).
+# Right: peak requested, allocated and reserved bytes (empty where the allocator cannot know).
 load 'plots/common.gp'
 set xtics () rotate by -20
 do for [i=1:nfiles] { set xtics add (word(labels,i) i) }
@@ -21,10 +21,12 @@ set title 'peak memory'
 set ylabel 'GiB'
 set yrange [0:*]
 set style fill solid 0.6
-set boxwidth 0.3
-plot for [i=1:nfiles] word(files,i) using (i-0.16):(column("peak_allocated_bytes")/2**30) with boxes lc 4 \
+set boxwidth 0.24
+plot for [i=1:nfiles] word(files,i) using (i-0.25):(column("peak_requested_bytes")/2**30) with boxes lc 2 \
+        title (i==1 ? 'peak requested' : ''), \
+     for [i=1:nfiles] word(files,i) using (i):(column("peak_allocated_bytes")/2**30) with boxes lc 4 \
         title (i==1 ? 'peak allocated' : ''), \
-     for [i=1:nfiles] word(files,i) using (i+0.16):(column("peak_reserved_bytes")/2**30) with boxes lc 6 \
+     for [i=1:nfiles] word(files,i) using (i+0.25):(column("peak_reserved_bytes")/2**30) with boxes lc 6 \
         title (i==1 ? 'peak reserved' : ''), \
      0 with lines lc black notitle  # keeps the panel drawable when no allocator knows its peaks
 unset multiplot

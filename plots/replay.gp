@@ -1,6 +1,7 @@
 # bench/replay: left, operations per second by replay pass (pass 1 cold, later passes
 # on the warm allocator) with the alloc latency median (dashed, right axis); right,
-# peak allocated vs peak reserved bytes per allocator (pass 1), reserved/allocated on top.
+# peak requested, allocated and reserved bytes per allocator (pass 1; empty where the
+# allocator cannot know), reserved/allocated on top.
 load 'plots/common.gp'
 set key inside left top font ',8'
 set multiplot layout 1,2 title 'trace replay'
@@ -29,13 +30,15 @@ set xtics () rotate by -20
 do for [i=1:nfiles] { set xtics add (word(labels,i) i) }
 set xrange [0.5:nfiles+0.5]
 set style fill solid 0.6
-set boxwidth 0.3
+set boxwidth 0.24
 first(c) = column("pass") == 1 ? column(c) / 2**30 : NaN
-plot for [i=1:nfiles] word(files,i) using (i-0.16):(first("peak_allocated_bytes")) with boxes lc 4 \
+plot for [i=1:nfiles] word(files,i) using (i-0.25):(first("peak_requested_bytes")) with boxes lc 2 \
+        title (i==1 ? 'peak requested' : ''), \
+     for [i=1:nfiles] word(files,i) using (i):(first("peak_allocated_bytes")) with boxes lc 4 \
         title (i==1 ? 'peak allocated' : ''), \
-     for [i=1:nfiles] word(files,i) using (i+0.16):(first("peak_reserved_bytes")) with boxes lc 6 \
+     for [i=1:nfiles] word(files,i) using (i+0.25):(first("peak_reserved_bytes")) with boxes lc 6 \
         title (i==1 ? 'peak reserved' : ''), \
-     for [i=1:nfiles] word(files,i) using (i+0.16):(first("peak_reserved_bytes")):(column("pass") == 1 ? \
+     for [i=1:nfiles] word(files,i) using (i+0.25):(first("peak_reserved_bytes")):(column("pass") == 1 ? \
         sprintf('%.2fx', column("reserved_over_allocated")) : '') with labels offset 0,0.8 font ',8' notitle, \
      0 with lines lc black notitle  # keeps the panel drawable when no allocator knows its peaks
 unset multiplot
