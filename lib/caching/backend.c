@@ -28,8 +28,9 @@ static const vl_option_doc caching_options[] = {
      "pool maps one granule at a time", 0, 0},
     {"reclaim", VL_OPT_DOUBLE, "0.01", NULL,
      "expandable: let reserved grow to (1 + this) x peak allocated; past that, unmap wholly "
-     "free chunks of any stream or pool before mapping more (memory moves where it is needed, "
-     "at the cost of map/unmap calls); -1: only on trim and under memory pressure, like PyTorch", 0, 0},
+     "free chunks of any stream or pool before mapping more (memory moves where it is needed; "
+     "costs map/unmap calls, and on a GPU each unmap waits for the device like cudaFree); "
+     "-1: unmap only on trim and under memory pressure, like PyTorch", 0, 0},
     {"oom_report", VL_OPT_BOOL, "0", NULL, "print a PyTorch-style report to stderr on every OOM", 0, 0},
     {NULL, 0, NULL, NULL, NULL, 0, 0},
 };
