@@ -83,6 +83,9 @@ static void unmap_range(vl_caching *c, vl_csegment *s, uintptr_t lo, size_t byte
     c->st.device_frees += n;
 }
 
+/* The pool's range, reserved on first use as large as the device (address space is
+ * plentiful; memory is only what gets mapped). NULL when the device has no address
+ * space left: an OOM like any other. */
 static vl_csegment *segment_of(vl_caching *c, vl_cpool *p)
 {
     if (p->expandable) return p->expandable;
@@ -90,6 +93,7 @@ static vl_csegment *segment_of(vl_caching *c, vl_cpool *p)
     size_t size = round_up(c->dev->total_bytes, chunk);
     void *base = NULL;
     int rc = c->dev->ops->va_reserve(c->dev, size, &base);
+    if (rc == VL_DEV_OOM) return NULL;
     if (rc != VL_DEV_OK) vl_caching_fatal("va_reserve of an expandable segment", rc);
     vl_csegment *s = calloc(1, sizeof *s);
     if (!s) vl_caching_fatal("host allocation of a segment record", -1);
@@ -136,6 +140,10 @@ static void reclaim(vl_caching *c, size_t bytes, const vl_cblock *keep1, const v
 vl_cblock *vl_expandable_grow(vl_caching *c, vl_cpool *p, size_t rounded, int *rc)
 {
     vl_csegment *s = segment_of(c, p);
+    if (!s) {
+        *rc = VL_DEV_OOM;
+        return NULL;
+    }
     /* Pick the placement that maps the fewest bytes: at the start of an unmapped range
      * (extending a FREE block before it), at its end (extending one after it), or all of
      * it (joining both). */
