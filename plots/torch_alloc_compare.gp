@@ -3,7 +3,7 @@
 # Dashed lines: vramlab's targets (100 ns per pair, 150 ns per churn op).
 load 'plots/common.gp'
 f = word(files, 1)
-names = "vramlab:caching vramlab:caching:expandable torch:CUDACachingAllocator cudaMallocAsync:warm-pool"
+names = "vramlab:caching vramlab:caching:expandable vramlab-plugin:vl_alloc torch:CUDACachingAllocator cudaMallocAsync:warm-pool"
 n = words(names)
 w = 0.8 / n
 cat(test, size) = test eq 'churn' ? 4 : (size <= 512 ? 0 : size <= 65536 ? 1 : size <= 1048576 ? 2 : 3)

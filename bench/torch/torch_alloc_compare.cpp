@@ -1,4 +1,5 @@
-// torch_alloc_compare: vramlab's caching allocator against PyTorch's C++ caching
+// torch_alloc_compare: vramlab's caching allocator (classic and expandable segments,
+// and through the PyTorch plugin's vl_alloc/vl_free) against PyTorch's C++ caching
 // allocator (c10::cuda::CUDACachingAllocator::raw_alloc / raw_delete) and a warm
 // cudaMallocAsync pool, side by side in one process on one GPU.
 //
@@ -25,6 +26,7 @@
 #include <vector>
 
 #include "cuda/gpu.h"
+#include "torch/vramlab_caching.h"
 extern "C" {
 #include "alloc.h"
 #include "clock.h"
@@ -87,6 +89,11 @@ void *async_alloc(void *, size_t size)
     return p;
 }
 void async_free(void *, void *ptr, size_t) { VL_CUDA_CHECK(cudaFreeAsync(ptr, 0)); }
+
+// The PyTorch plugin's entry points (the .so's code, linked statically): what PyTorch
+// calls, with the lazy per-device lookup in front of the allocator.
+void *plugin_alloc(void *, size_t size) { return vl_alloc(static_cast<ssize_t>(size), 0, nullptr); }
+void plugin_free(void *, void *ptr, size_t size) { vl_free(ptr, static_cast<ssize_t>(size), 0, nullptr); }
 
 void *vl_alloc_fn(void *ctx, size_t size) { return vl_allocate(static_cast<vl_allocator *>(ctx), size, NULL); }
 void vl_free_fn(void *ctx, void *ptr, size_t size) { vl_deallocate(static_cast<vl_allocator *>(ctx), ptr, size, NULL); }
@@ -220,11 +227,13 @@ int main(int argc, char **argv)
     VL_CUDA_CHECK(cudaMemPoolGetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &old_threshold));
     VL_CUDA_CHECK(cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &keep_all));
 
+    setenv("VRAMLAB_ALLOC", "caching", 1); // the plugin's SPEC: classic, as the first contender
     vl_allocator *classic = open_vramlab(p.dev, "caching");
     vl_allocator *expandable = open_vramlab(p.dev, "caching:segments=expandable");
     contender all[] = {
         {"vramlab:caching", vl_alloc_fn, vl_free_fn, classic, classic, 0},
         {"vramlab:caching:expandable", vl_alloc_fn, vl_free_fn, expandable, expandable, 0},
+        {"vramlab-plugin:vl_alloc", plugin_alloc, plugin_free, nullptr, nullptr, 0},
         {"torch:CUDACachingAllocator", torch_alloc, torch_free, nullptr, nullptr, 0},
         {"cudaMallocAsync:warm-pool", async_alloc, async_free, nullptr, nullptr, 0},
     };
@@ -250,6 +259,7 @@ int main(int argc, char **argv)
     // Give everything back before the frame checks for leaks.
     vl_alloc_close(classic);
     vl_alloc_close(expandable);
+    vl_torch_trim(-1);
     c10::cuda::CUDACachingAllocator::emptyCache();
     VL_CUDA_CHECK(cudaDeviceSynchronize());
     VL_CUDA_CHECK(cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &old_threshold));
