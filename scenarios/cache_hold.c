@@ -101,8 +101,10 @@ typedef struct fill {
     long long ooms;
 } fill;
 
-/* Allocates mixed sizes (log-uniform 2..256 MiB, fixed seed) until target bytes are
- * held or the allocator says OOM: a workload's worth of live tensors. */
+/* Allocates mixed sizes (log-uniform fill_lo..fill_hi, fixed seed) until target bytes
+ * are held or the allocator says OOM: a workload's worth of live tensors. */
+static uint64_t fill_lo = 2 * MiB, fill_hi = 256 * MiB;
+
 static void fill_up(scenario *sc, fill *f, uint64_t target, uint64_t seed)
 {
     vl_rng rng;
@@ -111,7 +113,7 @@ static void fill_up(scenario *sc, fill *f, uint64_t target, uint64_t seed)
     f->n = 0;
     f->ooms = 0;
     while (total < target && f->n < MAX_FILL_BUFFERS) {
-        size_t size = (size_t)vl_rng_log_uniform(&rng, 2 * MiB, 256 * MiB);
+        size_t size = (size_t)vl_rng_log_uniform(&rng, fill_lo, fill_hi);
         if (size > target - total) size = (size_t)(target - total);
         void *ptr = vl_allocate(sc->p->alloc, size, (vl_stream)sc->s);
         if (!ptr) {
@@ -259,7 +261,11 @@ int main(int argc, char **argv)
     vl_program p;
     vl_program_start(&p, &def, argc, argv);
     scenario sc = {.p = &p};
-    if (p.cli.quick && opt_iters > 40) opt_iters = 40;
+    if (p.cli.quick) {
+        if (opt_iters > 40) opt_iters = 40;
+        fill_lo = 16 * MiB; /* fewer, larger buffers: the fill takes a fifth of the calls */
+        fill_hi = 1024 * MiB;
+    }
 
     uint64_t target = vl_share_of_free(p.free_at_start, opt_fill, 0, 2 * MiB);
     size_t neighbour = (size_t)vl_share_of_free(p.free_at_start, 0.5, 0, 2 * MiB);
@@ -278,6 +284,8 @@ int main(int argc, char **argv)
 
     vl_csv_meta(p.csv, "scenario", "cache_hold: memory held after frees, what trim releases, cost of trimming per step");
     vl_csv_meta(p.csv, "fill_target_bytes", "%llu", (unsigned long long)target);
+    vl_csv_meta(p.csv, "fill_sizes", "log-uniform %llu..%llu bytes", (unsigned long long)fill_lo,
+                (unsigned long long)fill_hi);
     vl_csv_meta(p.csv, "free_at_start_bytes", "%zu", p.free_at_start);
     vl_csv_meta(p.csv, "step_bytes", "%llu in %d buffers", (unsigned long long)step_total, STEP_BUFFERS);
     vl_csv_meta(p.csv, "held_bytes", "device memory this process holds beyond what it found free at start");

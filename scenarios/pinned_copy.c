@@ -254,8 +254,8 @@ int main(int argc, char **argv)
     uint64_t copy_sizes[MAX_SIZES], pin_sizes[MAX_SIZES];
     size_t ncopy = vl_size_ladder(64 * KiB, sc.max, 4, copy_sizes, MAX_SIZES);
     size_t npin = vl_size_ladder(1 * MiB, opt_max_pin, 4, pin_sizes, MAX_SIZES);
-    /* Repetitions: about 2 GiB (quick: 256 MiB) moved per size, 3..100 times. */
-    uint64_t bytes_per_size = quick ? 256 * MiB : 2 * GiB;
+    /* Repetitions: about 1 GiB (quick: 256 MiB) moved per size, 3..100 times. */
+    uint64_t bytes_per_size = quick ? 256 * MiB : 1 * GiB;
 
     vl_csv_meta(p.csv, "scenario", "pinned_copy: pageable vs pinned H2D copies, async-call return, overlap, pin cost");
     vl_csv_meta(p.csv, "bandwidth_gbps", "bytes per nanosecond of host time from the call to the end of the copy");
@@ -296,7 +296,7 @@ int main(int argc, char **argv)
     for (int v = PAGEABLE; v <= PINNED; v++) overlap_at(&sc, v, sc.max, quick ? 3 : 10);
 
     for (size_t i = 0; i < npin; i++) {
-        int reps = vl_reps_for_size(pin_sizes[i], quick ? 256 * MiB : 4 * GiB, 2, 20);
+        int reps = vl_reps_for_size(pin_sizes[i], quick ? 256 * MiB : 1 * GiB, 2, 20);
         for (int how = 0; how < NPIN; how++) pin_cost_at(&sc, how, (size_t)pin_sizes[i], reps);
     }
 
