@@ -105,5 +105,19 @@ void vl_caching_print_summary(vl_caching *c, FILE *out)
     fprintf(out, "  %-28s %14" PRId64 "\n", "OOMs", st.ooms);
     fprintf(out, "  %-28s %14zu\n", "pending events", c->npending);
     fprintf(out, "  %-28s %14zu\n", "streams", c->nstreams);
+    for (size_t i = 0; i < c->nstreams; i++) {
+        for (int k = 0; k < 2; k++) {
+            const vl_cpool *p = &c->streams[i]->pools[k];
+            size_t reserved = 0;
+            for (const vl_csegment *seg = c->segments; seg; seg = seg->next)
+                if (seg->pool == p) reserved += seg->mapped_bytes;
+            if (!reserved) continue;
+            char r[32], f[32], l[32];
+            fprintf(out, "  pool stream %p %-5s reserved %s, free %s in %zu blocks, largest %s\n",
+                    (void *)c->streams[i]->handle, p->small ? "small" : "large", fmt(reserved, r, sizeof r),
+                    fmt(p->bins.free_bytes, f, sizeof f), p->bins.free_blocks,
+                    fmt(vl_bins_largest(&p->bins), l, sizeof l));
+        }
+    }
     if (c->last_oom[0]) fprintf(out, "  last OOM: %s\n", c->last_oom);
 }
