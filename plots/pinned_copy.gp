@@ -1,7 +1,8 @@
 # pinned_copy: pageable vs pinned host memory (scenarios/pinned_copy.c).
 # (a) H2D bandwidth by size, host time from the call to the end of the copy.
 # (b) when cudaMemcpyAsync returns, as a share of the copy's time (1: only at the end).
-# (c) a copy issued while a kernel of similar length runs: share of the shorter one hidden.
+# (c) a copy issued while a kernel of the same length runs: share of the shorter one hidden,
+#     and how long the host was blocked in the cudaMemcpyAsync call.
 # (d) what pinning costs by size.
 # Several files (runs) are drawn with different dash types.
 load 'plots/common.gp'
@@ -38,13 +39,15 @@ set yrange [0:1.1]
 set style fill solid 0.6 border -1
 set key off
 plot for [i=1:nfiles] for [v=1:2] word(files, i) using (is('overlap', V[v]) ? v + (i - 1) * 0.15 : NaN):'overlap_fraction':(0.3) \
-         with boxes lc rgb C[v] notitle
+         with boxes lc rgb C[v] notitle, \
+     for [i=1:nfiles] for [v=1:2] word(files, i) using (is('overlap', V[v]) ? v + (i - 1) * 0.15 : NaN):(column('overlap_fraction') / 2): \
+         (sprintf("host blocked\nin the call:\n%.3g ms", column('call_median_ns') / 1e6)) with labels font ',9' notitle
 
 set title '(d) cost of pinning host memory'
 set key inside left top
 set logscale xy
 set xtics auto
-set autoscale xfix
+set xrange [*:*]
 set yrange [*:*]
 set xlabel 'size (MiB)'
 set ylabel 'ms'
