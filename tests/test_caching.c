@@ -278,15 +278,33 @@ static void test_expandable_maps_on_demand(void **state)
     close_both(f);
 }
 
-static void test_expandable_large_chunk_and_small_pool(void **state)
+static void test_expandable_chunk_sizes_grow_with_offset(void **state)
 {
     (void)state;
+    /* 2 MiB granules; chunk=20MiB caps chunks at 16 MiB (a power-of-two multiple). */
     fixture f = open_both("sim", "caching:segments=expandable,chunk=20MiB");
-    void *big = vl_allocate(f.a, 3 * MiB, NULL);
+    void *first = vl_allocate(f.a, 3 * MiB, NULL);
+    assert_int_equal(stats_of(f.a).reserved_bytes, 4 * MiB); /* two one-granule chunks */
+    /* A small request takes the large range's free 1 MiB rather than map a granule of
+     * its own pool: expandable pools lend each other free blocks. */
     void *small = vl_allocate(f.a, 4 * KiB, NULL);
-    assert_int_equal(stats_of(f.a).reserved_bytes, 20 * MiB + 2 * MiB);
+    assert_int_equal(stats_of(f.a).reserved_bytes, 4 * MiB);
+    /* Up to offset ~403 MiB: 2 MiB chunks below 256 MiB (128 of them), 4 MiB chunks in
+     * [256, 512) MiB, so the range ends at 404 MiB after 128 + 37 map calls. */
+    void *big = vl_allocate(f.a, 400 * MiB, NULL);
+    vl_alloc_stats st = stats_of(f.a);
+    assert_int_equal(st.reserved_bytes, 404 * MiB);
+    assert_int_equal(st.segments, 128 + 37);
+    /* Far out the chunks are 16 MiB, yet the unused tail stays under 1/64. */
+    void *huge = vl_allocate(f.a, 3 * 1024 * MiB + 1, NULL);
+    st = stats_of(f.a);
+    assert_true(st.reserved_bytes - st.allocated_bytes < st.reserved_bytes / 64);
+    assert_true(st.segments < 128 + 64 * 4 + 200);
+    assert_consistent(f.a);
     vl_deallocate(f.a, big, 0, NULL);
+    vl_deallocate(f.a, first, 0, NULL);
     vl_deallocate(f.a, small, 0, NULL);
+    vl_deallocate(f.a, huge, 0, NULL);
     close_both(f);
 }
 
@@ -492,7 +510,7 @@ int main(void)
         cmocka_unit_test(test_record_use_many_streams_and_trim_waits),
         cmocka_unit_test(test_race_without_record_use),
         cmocka_unit_test(test_expandable_maps_on_demand),
-        cmocka_unit_test(test_expandable_large_chunk_and_small_pool),
+        cmocka_unit_test(test_expandable_chunk_sizes_grow_with_offset),
         cmocka_unit_test(test_trim_keeps_live_segments),
         cmocka_unit_test(test_oom_retry_and_report),
         cmocka_unit_test(test_expandable_releases_cache_under_pressure),

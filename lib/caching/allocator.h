@@ -6,6 +6,7 @@
  *   core.c                  alloc / free: fit, split, coalesce, streams, OOM retry
  *   segments_classic.c      one device allocation per segment (PyTorch's default)
  *   segments_expandable.c   one growing VA range per stream and pool, mapped in chunks
+ *   chunks.h                where an expandable range's chunks start (sizes grow with offset)
  *   events.c                record_use and deferred reuse behind events
  *   stats.c                 statistics, memory summary, OOM report
  *   check.c                 the invariant checker the tests run after every step
@@ -41,12 +42,14 @@ typedef struct vl_cpool {
 
 /* A segment: classic = one mem_alloc; expandable = one va_reserve whose chunks are mapped
  * on demand. Invariant: mapped_bytes == size for classic; for expandable it is the sum
- * of its non-UNMAPPED blocks and a multiple of chunk. */
+ * of its non-UNMAPPED blocks, made of mapped_chunks whole chunks. */
 typedef struct vl_csegment {
     uintptr_t base;
     size_t size;
     size_t mapped_bytes;
-    size_t chunk;              /* expandable: mapping unit (a granularity multiple) */
+    size_t granule;            /* expandable: device granularity = smallest chunk */
+    size_t chunk;              /* expandable: largest chunk (chunks.h) */
+    size_t mapped_chunks;      /* expandable: live map calls */
     int expandable;
     vl_cpool *pool;
     vl_cblock *first;          /* lowest-address block */
@@ -81,7 +84,7 @@ typedef struct vl_caching_config {
     unsigned roundup_div;  /* power-of-two divisions (0/1: off) */
     size_t max_split;      /* 0: unlimited */
     double gc_threshold;   /* 0: off; else fraction of device capacity */
-    size_t chunk;          /* expandable large-pool mapping unit */
+    size_t chunk;          /* expandable: largest mapping unit */
     double reclaim;        /* expandable: reserved cap above peak allocated (fraction); < 0 off */
     int oom_report;        /* print the OOM report to stderr */
 } vl_caching_config;

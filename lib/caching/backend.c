@@ -22,10 +22,10 @@ static const vl_option_doc caching_options[] = {
     {"gc", VL_OPT_DOUBLE, "0", NULL,
      "classic: before growing past this fraction of device capacity, give back entirely free "
      "segments, oldest first (PyTorch's garbage_collection_threshold); 0: off", 0, 0},
-    {"chunk", VL_OPT_SIZE, "8MiB", NULL,
-     "expandable: large-pool mapping unit, rounded up to the device granularity; bigger maps "
-     "faster (one map call per chunk) but leaves up to a chunk unused per stream; the small "
-     "pool maps one granule at a time", 0, 0},
+    {"chunk", VL_OPT_SIZE, "32MiB", NULL,
+     "expandable: largest mapping unit (a power-of-two multiple of the device granularity, "
+     "rounded down); chunks start at one granule and double with the offset (64 per "
+     "doubling), so the unmapped tail stays under 1/64 while growing takes few map calls", 0, 0},
     {"reclaim", VL_OPT_DOUBLE, "0.01", NULL,
      "expandable: let reserved grow to (1 + this) x peak allocated; past that, unmap wholly "
      "free chunks of any stream or pool before mapping more (memory moves where it is needed; "

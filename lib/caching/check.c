@@ -5,6 +5,7 @@
 #include <stdarg.h>
 
 #include "caching/allocator.h"
+#include "caching/chunks.h"
 
 static int fail(char *err, size_t errlen, const char *format, ...)
 {
@@ -58,7 +59,9 @@ static int check_segment(vl_caching *c, vl_csegment *s, int64_t sums[6], char *e
             break;
         case VL_CB_UNMAPPED:
             CHECK(s->expandable, "UNMAPPED block in a classic segment");
-            CHECK((b->addr - s->base) % s->chunk == 0 && b->size % s->chunk == 0, "unmapped block %#" PRIxPTR " not chunk-aligned", b->addr);
+            CHECK(vl_chunk_floor(s->granule, s->chunk, b->addr - s->base) == b->addr - s->base &&
+                      vl_chunk_floor(s->granule, s->chunk, b->addr + b->size - s->base) == b->addr + b->size - s->base,
+                  "unmapped block %#" PRIxPTR " not on chunk boundaries", b->addr);
             unmapped_blocks++;
             break;
         default:
@@ -68,7 +71,23 @@ static int check_segment(vl_caching *c, vl_csegment *s, int64_t sums[6], char *e
     }
     CHECK(last->addr + last->size == s->base + s->size, "segment %#" PRIxPTR ": blocks do not end at its end", s->base);
     CHECK(mapped == s->mapped_bytes, "segment %#" PRIxPTR ": mapped %zu, blocks say %zu", s->base, s->mapped_bytes, mapped);
-    if (s->expandable) CHECK(mapped % s->chunk == 0, "segment %#" PRIxPTR ": mapped bytes not whole chunks", s->base);
+    if (s->expandable) {
+        /* Count the chunks the non-UNMAPPED blocks cover (they must be the live map
+         * calls): chunk offsets and blocks walked together, unmapped blocks skipped whole. */
+        size_t chunks = 0;
+        const vl_cblock *b = s->first;
+        for (size_t off = 0; off < s->size;) {
+            while (b && b->addr + b->size <= s->base + off) b = b->next;
+            if (!b) break;
+            if (b->state == VL_CB_UNMAPPED) {
+                off = b->addr + b->size - s->base;
+                continue;
+            }
+            chunks++;
+            off += vl_chunk_at(s->granule, s->chunk, off);
+        }
+        CHECK(chunks == s->mapped_chunks, "segment %#" PRIxPTR ": %zu chunks covered, %zu mapped", s->base, chunks, s->mapped_chunks);
+    }
     for (const vl_cblock *u = s->unmapped; u; u = u->bin_next, listed++)
         CHECK(u->state == VL_CB_UNMAPPED && u->seg == s, "unmapped list holds a mapped block");
     CHECK(listed == unmapped_blocks, "segment %#" PRIxPTR ": unmapped list %zu, blocks %zu", s->base, listed, unmapped_blocks);
@@ -107,7 +126,7 @@ int vl_caching_check_locked(vl_caching *c, char *err, size_t errlen)
             header_count++;
             if (b->state == VL_CB_FREE) free_blocks_in_segments++;
         }
-        segment_count += s->expandable ? (int64_t)(s->mapped_bytes / s->chunk) : 1;
+        segment_count += s->expandable ? (int64_t)s->mapped_chunks : 1;
     }
     size_t free_blocks_in_bins = 0, pending_nodes = 0;
     for (size_t i = 0; i < c->nstreams; i++) {

@@ -1,20 +1,33 @@
 /* segments=expandable: each stream and pool owns one virtual address range as large as
  * the device, and physical memory is mapped into it chunk by chunk (one dev->ops->map
- * per chunk) only where blocks need it. Free space next to mapped space grows instead
- * of a new segment being made, so there is no per-segment rounding and no stranded
- * segment tails: reserved stays close to allocated. Trim and memory pressure unmap every
- * chunk that lies entirely inside a FREE block.
+ * per chunk; chunk sizes grow with the offset, chunks.h) only where blocks need it. Free
+ * space next to mapped space grows instead of a new segment being made, so there is no
+ * per-segment rounding and no stranded segment tails: reserved stays close to
+ * allocated. Trim, memory pressure and reclaim unmap chunks that lie entirely inside a
+ * FREE block.
  *
- * Invariants (besides block.h's): chunks start at base + k * chunk; a chunk is mapped
- * iff it is covered by non-UNMAPPED blocks, each chunk by exactly one map call, so it
- * can be unmapped alone; UNMAPPED blocks are chunk-aligned, never adjacent to each
- * other, and are the members of seg->unmapped. */
+ * Invariants (besides block.h's): a chunk is mapped iff it is covered by non-UNMAPPED
+ * blocks, each chunk by exactly one map call, so it can be unmapped alone; UNMAPPED
+ * blocks start and end on chunk boundaries, are never adjacent to each other, and are
+ * the members of seg->unmapped; mapped_chunks counts the map calls alive. */
 #include <stdlib.h>
 
 #include "caching/allocator.h"
+#include "caching/chunks.h"
 #include "caching/sizes.h"
 
 static size_t round_up(size_t x, size_t to) { return (x + to - 1) / to * to; }
+
+/* Chunk geometry in addresses of segment s. */
+static size_t chunk_at(const vl_csegment *s, uintptr_t a) { return vl_chunk_at(s->granule, s->chunk, a - s->base); }
+static uintptr_t chunk_floor(const vl_csegment *s, uintptr_t a)
+{
+    return s->base + vl_chunk_floor(s->granule, s->chunk, a - s->base);
+}
+static uintptr_t chunk_ceil(const vl_csegment *s, uintptr_t a)
+{
+    return s->base + vl_chunk_ceil(s->granule, s->chunk, a - s->base);
+}
 
 static void unmapped_add(vl_csegment *s, vl_cblock *b)
 {
@@ -48,22 +61,23 @@ static vl_cblock *insert_after(vl_caching *c, vl_csegment *s, vl_cblock *after, 
     return b;
 }
 
-/* Maps [lo, lo+bytes) chunk by chunk. On a device OOM it unmaps what it mapped and
- * returns VL_DEV_OOM, leaving everything as it was. */
+/* Maps [lo, lo+bytes) chunk by chunk (both ends on chunk boundaries). On a device OOM
+ * it unmaps what it mapped and returns VL_DEV_OOM, leaving everything as it was. */
 static int map_range(vl_caching *c, vl_csegment *s, uintptr_t lo, size_t bytes)
 {
-    for (size_t off = 0; off < bytes; off += s->chunk) {
-        int rc = c->dev->ops->map(c->dev, (void *)(lo + off), s->chunk);
+    int64_t n = 0;
+    for (uintptr_t a = lo; a < lo + bytes; a += chunk_at(s, a), n++) {
+        int rc = c->dev->ops->map(c->dev, (void *)a, chunk_at(s, a));
         if (rc == VL_DEV_OK) continue;
         if (rc != VL_DEV_OOM) vl_caching_fatal("map of a chunk", rc);
-        for (size_t back = 0; back < off; back += s->chunk) {
-            int urc = c->dev->ops->unmap(c->dev, (void *)(lo + back), s->chunk);
+        for (uintptr_t back = lo; back < a; back += chunk_at(s, back)) {
+            int urc = c->dev->ops->unmap(c->dev, (void *)back, chunk_at(s, back));
             if (urc != VL_DEV_OK) vl_caching_fatal("unmap of a chunk", urc);
         }
         return VL_DEV_OOM;
     }
-    int64_t n = (int64_t)(bytes / s->chunk);
     s->mapped_bytes += bytes;
+    s->mapped_chunks += (size_t)n;
     vl_stat_add(&c->st.reserved_bytes, &c->st.peak_reserved_bytes, (int64_t)bytes);
     c->st.segments += n;
     c->st.device_allocs += n;
@@ -72,12 +86,13 @@ static int map_range(vl_caching *c, vl_csegment *s, uintptr_t lo, size_t bytes)
 
 static void unmap_range(vl_caching *c, vl_csegment *s, uintptr_t lo, size_t bytes)
 {
-    for (size_t off = 0; off < bytes; off += s->chunk) {
-        int rc = c->dev->ops->unmap(c->dev, (void *)(lo + off), s->chunk);
+    int64_t n = 0;
+    for (uintptr_t a = lo; a < lo + bytes; a += chunk_at(s, a), n++) {
+        int rc = c->dev->ops->unmap(c->dev, (void *)a, chunk_at(s, a));
         if (rc != VL_DEV_OK) vl_caching_fatal("unmap of a chunk", rc);
     }
-    int64_t n = (int64_t)(bytes / s->chunk);
     s->mapped_bytes -= bytes;
+    s->mapped_chunks -= (size_t)n;
     c->st.reserved_bytes -= (int64_t)bytes;
     c->st.segments -= n;
     c->st.device_frees += n;
@@ -89,8 +104,9 @@ static void unmap_range(vl_caching *c, vl_csegment *s, uintptr_t lo, size_t byte
 static vl_csegment *segment_of(vl_caching *c, vl_cpool *p)
 {
     if (p->expandable) return p->expandable;
-    size_t chunk = p->small ? c->dev->granularity : round_up(c->cfg.chunk, c->dev->granularity);
-    size_t size = round_up(c->dev->total_bytes, chunk);
+    size_t granule = c->dev->granularity;
+    size_t chunk = vl_chunk_max_for(granule, c->cfg.chunk);
+    size_t size = round_up(c->dev->total_bytes, chunk); /* ends on a chunk boundary */
     void *base = NULL;
     int rc = c->dev->ops->va_reserve(c->dev, size, &base);
     if (rc == VL_DEV_OOM) return NULL;
@@ -99,6 +115,7 @@ static vl_csegment *segment_of(vl_caching *c, vl_cpool *p)
     if (!s) vl_caching_fatal("host allocation of a segment record", -1);
     s->base = (uintptr_t)base;
     s->size = size;
+    s->granule = granule;
     s->chunk = chunk;
     s->expandable = 1;
     s->pool = p;
@@ -125,7 +142,7 @@ static void reclaim(vl_caching *c, size_t bytes, const vl_cblock *keep1, const v
             vl_cpool *p = &c->streams[i]->pools[k];
             vl_csegment *s = p->expandable;
             if (!s) continue;
-            int lowest = (int)vl_bin_index(s->chunk);
+            int lowest = (int)vl_bin_index(s->granule); /* smaller blocks hold no chunk */
             for (int j = vl_bins_prev_nonempty(&p->bins, VL_BIN_COUNT); j >= lowest && released < bytes;
                  j = vl_bins_prev_nonempty(&p->bins, (unsigned)j)) {
                 for (vl_cblock *b = p->bins.heads[j], *next; b && released < bytes; b = next) {
@@ -153,13 +170,14 @@ vl_cblock *vl_expandable_grow(vl_caching *c, vl_cpool *p, size_t rounded, int *r
     for (vl_cblock *u = s->unmapped; u; u = u->bin_next) {
         size_t before = u->prev && u->prev->state == VL_CB_FREE ? u->prev->size : 0;
         size_t after = u->next && u->next->state == VL_CB_FREE ? u->next->size : 0;
-        size_t need = rounded > before ? round_up(rounded - before, s->chunk) : s->chunk;
-        if (need <= u->size && need < best_bytes) {
-            best = u, best_lo = u->addr, best_bytes = need;
+        uintptr_t end = u->addr + u->size;
+        if (rounded > before && rounded - before <= u->size) {
+            size_t need = chunk_ceil(s, u->addr + (rounded - before)) - u->addr;
+            if (need < best_bytes) best = u, best_lo = u->addr, best_bytes = need;
         }
-        need = rounded > after ? round_up(rounded - after, s->chunk) : s->chunk;
-        if (need <= u->size && need < best_bytes) {
-            best = u, best_lo = u->addr + u->size - need, best_bytes = need;
+        if (rounded > after && rounded - after <= u->size) {
+            uintptr_t lo = chunk_floor(s, end - (rounded - after));
+            if (end - lo < best_bytes) best = u, best_lo = lo, best_bytes = end - lo;
         }
         if (before + u->size + after >= rounded && u->size < best_bytes) {
             best = u, best_lo = u->addr, best_bytes = u->size;
@@ -217,10 +235,13 @@ static vl_cblock *merge_unmapped(vl_caching *c, vl_csegment *s, vl_cblock *b)
  * the walk after, and adds the bytes to *released. */
 static vl_cblock *unmap_free_block(vl_caching *c, vl_csegment *s, vl_cblock *b, size_t limit, size_t *released)
 {
-    uintptr_t lo = s->base + round_up(b->addr - s->base, s->chunk);
-    uintptr_t hi = s->base + (b->addr + b->size - s->base) / s->chunk * s->chunk;
+    uintptr_t lo = chunk_ceil(s, b->addr);
+    uintptr_t hi = chunk_floor(s, b->addr + b->size);
     if (hi <= lo) return b;
-    if (hi - lo > limit) lo = hi - round_up(limit, s->chunk);
+    if (hi - lo > limit) {
+        uintptr_t from = chunk_floor(s, hi - limit);
+        if (from > lo) lo = from;
+    }
     unmap_range(c, s, lo, hi - lo);
     *released += hi - lo;
     vl_free_remove(c, b);
@@ -271,8 +292,8 @@ void vl_expandable_destroy(vl_caching *c, vl_csegment *s)
     for (vl_cblock *b = s->first, *next; b; b = next) {
         next = b->next;
         if (b->state != VL_CB_UNMAPPED) {
-            uintptr_t lo = s->base + (b->addr - s->base) / s->chunk * s->chunk;
-            uintptr_t hi = s->base + round_up(b->addr + b->size - s->base, s->chunk);
+            uintptr_t lo = chunk_floor(s, b->addr);
+            uintptr_t hi = chunk_ceil(s, b->addr + b->size);
             if (lo < done) lo = done;
             if (hi > lo) unmap_range(c, s, lo, hi - lo);
             if (hi > done) done = hi;
