@@ -55,8 +55,14 @@ static vl_allocator *open_device(int device)
         return OPEN_FAILED;
     }
     snprintf(dev_spec, sizeof dev_spec, "cuda:device=%d", device);
-    /* Opening makes the device current; the caller (PyTorch) has it current already. */
+    /* Opening makes the device current: give the caller its own current device back. */
+    int callers_device = -1;
+    if (cudaGetDevice(&callers_device) != cudaSuccess) {
+        (void)cudaGetLastError();
+        callers_device = -1;
+    }
     vl_device *d = vl_device_open(dev_spec, &status, err, sizeof err);
+    if (d != NULL && callers_device >= 0 && callers_device != device) (void)cudaSetDevice(callers_device);
     if (d == NULL) {
         fprintf(stderr, "vramlab: %s: %s\n", dev_spec, err);
         return OPEN_FAILED;
