@@ -195,9 +195,6 @@ vl_allocator *open_vramlab(vl_device *dev, const char *spec)
 
 }  // namespace
 
-// lib/alloc.c and lib/device.c name their optional parts weakly: name those used here.
-extern "C" const vl_alloc_backend *const torch_compare_backends[] = {&vl_backend_caching};
-extern "C" vl_device *(*const torch_compare_device)(const vl_spec *, int *, char *, size_t) = vl_device_cuda_open;
 
 int main(int argc, char **argv)
 {

@@ -26,13 +26,6 @@ static _Atomic(vl_allocator *) slots[VL_TORCH_MAX_DEVICES];
 static pthread_mutex_t open_lock = PTHREAD_MUTEX_INITIALIZER;
 static char spec_in_use[VL_SPEC_MAX_TEXT];
 static vl_allocator open_failed_marker;
-
-/* lib/alloc.c and lib/device.c refer to the optional backends and devices weakly, so
- * a static link takes only those that something names: name those the library serves. */
-__attribute__((used)) static const vl_alloc_backend *const served_backends[] = {
-    &vl_backend_caching, &vl_backend_async, &vl_backend_raw};
-__attribute__((used)) static vl_device *(*const served_device)(const vl_spec *, int *, char *, size_t) =
-    vl_device_cuda_open;
 #define OPEN_FAILED (&open_failed_marker)
 
 static void read_spec(void)
