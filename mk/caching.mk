@@ -10,7 +10,7 @@
 
 PROPTEST_OPS ?= 10000000
 PROPTEST_SEEDS ?= 1 2 3
-PROPTEST_CHECK_EVERY ?= 64
+PROPTEST_CHECK_EVERY ?= 16
 
 proptest: $(BUILD)/tests/test_caching_property
 	@for seed in $(PROPTEST_SEEDS); do \
