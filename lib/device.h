@@ -35,7 +35,9 @@ typedef struct vl_device_ops {
     /* Virtual memory. va_reserve reserves address space (no memory). map backs
      * [addr, addr+size) with ONE new physical allocation and makes it accessible;
      * size is a multiple of d->granularity. unmap unmaps and releases exactly a range
-     * that one map call created (not a part of it, not two at once). */
+     * that one map call created (not a part of it, not two at once); like cudaFree it
+     * first waits for work already queued on the device, which may still use the range
+     * (cuMemUnmap itself does not wait). */
     int (*va_reserve)(vl_device *d, size_t size, void **out);
     int (*va_release)(vl_device *d, void *addr, size_t size);
     int (*map)(vl_device *d, void *addr, size_t size);

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Runs every cmocka test binary in BUILD/tests, then the extra test targets that
-# areas register in mk/*.mk (TEST_EXTRA_TARGETS; exit 0 = passed, 77 = skipped),
+# areas register in mk/*.mk (TEST_EXTRA_TARGETS; exit 0 = passed; exit 77, or a last
+# line starting with SKIP, = skipped),
 # and prints one closing line: "tests: N passed, N failed, N skipped".
 # Usage: scripts/run-tests.sh BUILD_DIR [extra-target ...]
 set -u
@@ -39,6 +40,10 @@ done
 for target in "$@"; do
     make --no-print-directory "$target" >"$log" 2>&1
     rc=$?
+    # A target skips by exiting 77 (make then reports "Error 77") or by ending with "SKIP ...".
+    if { [ "$rc" -ne 0 ] && grep -q '\] Error 77' "$log"; } || { [ "$rc" -eq 0 ] && tail -1 "$log" | grep -q '^SKIP'; }; then
+        rc=77
+    fi
     case $rc in
     0) passed=$((passed + 1)); printf '%-40s passed\n' "make $target" ;;
     77) skipped=$((skipped + 1)); printf '%-40s skipped: %s\n' "make $target" "$(tail -1 "$log")" ;;
