@@ -139,6 +139,8 @@ size_t vl_caching_trim(vl_caching *c);
 vl_cblock *vl_classic_grow(vl_caching *c, vl_cpool *p, size_t rounded, int *rc);
 /* Releases every segment that is one FREE block; returns bytes released. */
 size_t vl_classic_release_free(vl_caching *c, size_t stop_when_reserved_below);
+/* A zeroed segment record for [base, base+size) of pool p, linked in. */
+vl_csegment *vl_segment_new(vl_caching *c, vl_cpool *p, uintptr_t base, size_t size);
 void vl_segment_link(vl_caching *c, vl_csegment *s);
 void vl_segment_unlink(vl_caching *c, vl_csegment *s);
 

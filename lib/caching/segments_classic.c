@@ -8,6 +8,17 @@
 #include "caching/allocator.h"
 #include "caching/sizes.h"
 
+vl_csegment *vl_segment_new(vl_caching *c, vl_cpool *p, uintptr_t base, size_t size)
+{
+    vl_csegment *s = calloc(1, sizeof *s);
+    if (!s) vl_caching_fatal("host allocation of a segment record", -1);
+    s->base = base;
+    s->size = size;
+    s->pool = p;
+    vl_segment_link(c, s);
+    return s;
+}
+
 void vl_segment_link(vl_caching *c, vl_csegment *s)
 {
     s->prev = NULL;
@@ -75,18 +86,13 @@ vl_cblock *vl_classic_grow(vl_caching *c, vl_cpool *p, size_t rounded, int *rc)
         return NULL;
     }
     if (status != VL_DEV_OK) vl_caching_fatal("mem_alloc of a segment", status);
-    vl_csegment *s = calloc(1, sizeof *s);
-    if (!s) vl_caching_fatal("host allocation of a segment record", -1);
-    s->base = (uintptr_t)ptr;
-    s->size = size;
+    vl_csegment *s = vl_segment_new(c, p, (uintptr_t)ptr, size);
     s->mapped_bytes = size;
-    s->pool = p;
     vl_cblock *b = vl_caching_new_block(c);
     b->addr = s->base;
     b->size = size;
     b->seg = s;
     s->first = b;
-    vl_segment_link(c, s);
     vl_stat_add(&c->st.reserved_bytes, &c->st.peak_reserved_bytes, (int64_t)size);
     c->st.segments++;
     c->st.device_allocs++;

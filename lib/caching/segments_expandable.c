@@ -111,16 +111,11 @@ static vl_csegment *segment_of(vl_caching *c, vl_cpool *p)
     int rc = c->dev->ops->va_reserve(c->dev, size, &base);
     if (rc == VL_DEV_OOM) return NULL;
     if (rc != VL_DEV_OK) vl_caching_fatal("va_reserve of an expandable segment", rc);
-    vl_csegment *s = calloc(1, sizeof *s);
-    if (!s) vl_caching_fatal("host allocation of a segment record", -1);
-    s->base = (uintptr_t)base;
-    s->size = size;
+    vl_csegment *s = vl_segment_new(c, p, (uintptr_t)base, size);
     s->granule = granule;
     s->chunk = chunk;
     s->expandable = 1;
-    s->pool = p;
     unmapped_add(s, insert_after(c, s, NULL, s->base, size));
-    vl_segment_link(c, s);
     p->expandable = s;
     return s;
 }
