@@ -5,6 +5,8 @@
  * holding nothing. */
 #include "test_caching_helpers.h"
 
+#include <unistd.h>
+
 #include "caching/sizes.h"
 
 typedef struct fixture {
@@ -368,6 +370,31 @@ static void test_oom_retry_and_report(void **state)
     close_both(f);
 }
 
+static void test_oom_report_on_stderr_when_asked(void **state)
+{
+    (void)state;
+    fixture f = open_both("sim:capacity=16MiB", "caching:oom_report=1");
+    /* Catch stderr in a temporary file for the one failing call. */
+    FILE *tmp = tmpfile();
+    assert_non_null(tmp);
+    fflush(stderr);
+    int saved = dup(fileno(stderr));
+    dup2(fileno(tmp), fileno(stderr));
+    void *p = vl_allocate(f.a, 32 * MiB, NULL);
+    fflush(stderr);
+    dup2(saved, fileno(stderr));
+    close(saved);
+    assert_null(p);
+    char text[2048] = "";
+    rewind(tmp);
+    size_t n = fread(text, 1, sizeof text - 1, tmp);
+    text[n] = 0;
+    fclose(tmp);
+    assert_non_null(strstr(text, "caching: out of memory: tried to allocate 32.0 MiB"));
+    assert_non_null(strstr(text, "16.0 MiB total"));
+    close_both(f);
+}
+
 static void test_expandable_releases_cache_under_pressure(void **state)
 {
     (void)state;
@@ -513,6 +540,7 @@ int main(void)
         cmocka_unit_test(test_expandable_chunk_sizes_grow_with_offset),
         cmocka_unit_test(test_trim_keeps_live_segments),
         cmocka_unit_test(test_oom_retry_and_report),
+        cmocka_unit_test(test_oom_report_on_stderr_when_asked),
         cmocka_unit_test(test_expandable_releases_cache_under_pressure),
         cmocka_unit_test(test_expandable_reclaim_moves_memory),
         cmocka_unit_test(test_max_split),
