@@ -7,6 +7,7 @@
 
 #include <unistd.h>
 
+#include "caching/chunks.h"
 #include "caching/sizes.h"
 
 typedef struct fixture {
@@ -69,6 +70,33 @@ static void test_size_rules(void **state)
     assert_false(vl_caching_oversize_ok(64 * MiB, 2 * MiB, 8 * MiB));
     assert_true(vl_caching_oversize_ok(64 * MiB, 50 * MiB, 8 * MiB));
     assert_false(vl_caching_oversize_ok(64 * MiB, 40 * MiB, 8 * MiB)); /* wastes >= 20 MiB */
+}
+
+static void test_chunk_geometry(void **state)
+{
+    (void)state;
+    const size_t g = 2 * MiB, max = 32 * MiB;
+    assert_int_equal(vl_chunk_max_for(g, 20 * MiB), 16 * MiB);
+    assert_int_equal(vl_chunk_max_for(g, MiB), g);
+    assert_int_equal(vl_chunk_at(g, max, 0), g);
+    assert_int_equal(vl_chunk_at(g, max, 255 * MiB), g);       /* below 128 granules */
+    assert_int_equal(vl_chunk_at(g, max, 256 * MiB), 2 * g);   /* [64g*2, 64g*4) */
+    assert_int_equal(vl_chunk_at(g, max, 1024 * MiB), 8 * g);
+    assert_int_equal(vl_chunk_at(g, max, 64ull << 30), max);   /* capped */
+    /* Walking chunk by chunk from 0 lands on every boundary floor/ceil agree on, and a
+     * chunk is never more than 1/64 of its offset once past the first ones. */
+    size_t off = 0, chunks = 0;
+    while (off < (8ull << 30)) {
+        size_t c = vl_chunk_at(g, max, off);
+        assert_int_equal(vl_chunk_floor(g, max, off), off);
+        assert_int_equal(vl_chunk_ceil(g, max, off), off);
+        assert_int_equal(vl_chunk_floor(g, max, off + c - 512), off);
+        assert_int_equal(vl_chunk_ceil(g, max, off + 512), off + c);
+        if (off >= 128 * g) assert_true(c * 64 <= off);
+        off += c;
+        chunks++;
+    }
+    assert_true(chunks < 128 + 64 * 4 + 8 * 32); /* 8 GiB in a few hundred map calls */
 }
 
 static void test_zero_and_null(void **state)
@@ -527,6 +555,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_rounding),
         cmocka_unit_test(test_size_rules),
+        cmocka_unit_test(test_chunk_geometry),
         cmocka_unit_test(test_zero_and_null),
         cmocka_unit_test(test_classic_segment_sizes),
         cmocka_unit_test(test_splitting),
