@@ -23,11 +23,15 @@ column=$((gpu ? 3 : 2))
 
 scratch=$(mktemp -d)
 trap 'rm -rf "$scratch"' EXIT
+# Run copies: a rebuild of BUILD/bin while the table runs must not change what is tested.
+mkdir -p "$scratch/bin"
+cp -p "$build"/bin/* "$scratch/bin/" 2>/dev/null
+bindir=$scratch/bin
 
 # --- what each program is: its help, whether it takes --alloc, runs on sim -------------
 declare -A help takes_alloc on_sim
 programs=()
-for bin in "$build"/bin/*; do
+for bin in "$bindir"/*; do
     [ -x "$bin" ] && [ -f "$bin" ] || continue
     name=$(basename "$bin")
     if [ -n "${BAD_INPUT_ONLY:-}" ] && [[ ",$BAD_INPUT_ONLY," != *",$name,"* ]]; then continue; fi
@@ -78,7 +82,7 @@ run_case() { # expected prog args...
     local args=("${@//\{TMP\}/$dir}")
     shown=$(printf '%q ' "${args[@]}")
     cases=$((cases + 1))
-    timeout -k 5 "$timeout_s" "$build/bin/$prog" "${args[@]}" </dev/null >"$dir/stdout" 2>"$dir/stderr"
+    timeout -k 5 "$timeout_s" "$bindir/$prog" "${args[@]}" </dev/null >"$dir/stdout" 2>"$dir/stderr"
     rc=$?
     if [ $rc -eq 124 ] || [ $rc -eq 137 ]; then
         fail "$prog" "$shown" "hang: no exit within ${timeout_s}s (expected $expected)" "$dir/stderr"
