@@ -5,8 +5,12 @@
 # backlog (raw cudaFree stalls until B is done: the dashed line is y = x).
 # Right: pinned staging buffer refilled while its copy may be in flight.
 load 'plots/common.gp'
+set terminal pngcairo size 1400,800 noenhanced font 'DejaVu Sans,10'
+set output out
+# Short names in the keys: 'caching_segments-expandable' -> 'expandable'.
+lab(i) = (strstrt(word(labels,i), 'expandable') ? 'expandable' : word(labels,i)) . (strstrt(word(labels,i), '.sim') ? ' (sim)' : '')
 set multiplot layout 1,3 title 'async_free_race: freeing memory another stream still uses'
-set key inside center left font ',8'
+set key outside below font ',8' maxrows 4
 set logscale x
 set xlabel "stream B's backlog when freed [ms]"
 set ylabel 'corrupted share of the new buffer (all trials)'
@@ -15,23 +19,23 @@ share(kind) = (strcol('section') eq 'device' && strcol('role') eq kind && column
     column('corrupted_elements') / (column('trials') * column('size_bytes') / 4.0) : NaN
 set title 'device: corruption'
 plot for [i=1:nfiles] word(files,i) using 'side_work_ms':(share('bad')) with points lc i pt 7 ps 1.2 \
-        title word(labels,i).' no dependency', \
+        title lab(i).' no dependency', \
      for [i=1:nfiles] word(files,i) using 'side_work_ms':(share('fixed')) with points lc i pt 6 ps 1.6 \
-        title word(labels,i).' fixed variants'
+        title lab(i).' fixed variants'
 set title 'device: host time of the free call'
-set key inside left top font ',8'
+set key outside below font ',8' maxrows 4
 set logscale xy
 set yrange [*:*]
 set ylabel 'free call, median [ms]'
 freems(v) = (strcol('section') eq 'device' && strcol('variant') eq v) ? column('free_call_median_ns') / 1e6 : NaN
 plot for [i=1:nfiles] word(files,i) using 'side_work_ms':(freems('no_dependency')) with points lc i pt 7 \
-        title word(labels,i).' no dependency', \
+        title lab(i).' no dependency', \
      for [i=1:nfiles] word(files,i) using 'side_work_ms':(freems('stream_sync')) with points lc i pt 4 \
-        title word(labels,i).' after stream sync', \
+        title lab(i).' after stream sync', \
      x with lines lc rgb 'gray' dt 2 title 'y = backlog'
 unset logscale y
 set title 'host: pinned buffer refilled during its copy'
-set key inside center left font ',8'
+set key outside below font ',8' maxrows 4
 set xlabel "copy's backlog [ns] (0 drawn at 1 us)"
 set ylabel 'corrupted share of the copied data'
 set yrange [-0.05:1.05]
@@ -39,7 +43,7 @@ hshare(v) = (strcol('section') eq 'host' && strcol('variant') eq v && column('tr
     column('corrupted_elements') / (column('trials') * column('size_bytes') / 4.0) : NaN
 lag(x) = x > 0 ? x : 1000
 plot for [i=1:nfiles] word(files,i) using (lag(column('lag_ns'))):(hshare('host_reuse_no_wait')) with points lc i pt 7 \
-        title word(labels,i).' no wait', \
+        title lab(i).' no wait', \
      for [i=1:nfiles] word(files,i) using (lag(column('lag_ns'))):(hshare('host_reuse_event_sync')) with points lc i pt 6 ps 1.6 \
-        title word(labels,i).' event sync'
+        title lab(i).' event sync'
 unset multiplot

@@ -16,8 +16,9 @@
  * Bad vs fixed is the allocator: caching (classic segments) vs
  * caching:segments=expandable, with raw and async for comparison.
  * Runs on --device sim too (no kernels there; the KV copy runs only on cuda).
- * --memory limits the device to a working set (lib/scenario/ballast.h): the patterns
- * scale to it, and --quick uses 4 GiB. */
+ * --memory limits the device to a working set (lib/scenario/ballast.h; default 16 GiB,
+ * the same on every GPU; --quick: 4 GiB; 0: the whole device) and the patterns scale
+ * to it. */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -281,9 +282,9 @@ static void varying_batch(vl_program *p, const sizing *sz)
 int main(int argc, char **argv)
 {
     double budget = 0.9;
-    uint64_t memory = 0;
+    uint64_t memory = 16ull << 30;
     const vl_cli_opt opts[] = {
-        {"memory", VL_CLI_SIZE, &memory, "working set: device memory left free (0: all; --quick: 4 GiB)", 0, 0x1p50},
+        {"memory", VL_CLI_SIZE, &memory, "working set: device memory left free (0: all; --quick: at most 4 GiB)", 0, 0x1p50},
         {"budget", VL_CLI_DOUBLE, &budget, "share of free memory random_churn keeps live", 0.05, 0.99},
         {NULL, 0, NULL, NULL, 0, 0},
     };
@@ -295,9 +296,8 @@ int main(int argc, char **argv)
     };
     vl_program p;
     vl_program_start(&p, &def, argc, argv);
-    if (p.cli.quick && memory == 0) memory = 4ull << 30;
     vl_ballast ballast;
-    size_t free_bytes = vl_ballast_take(&ballast, p.dev, memory);
+    size_t free_bytes = vl_ballast_take(&ballast, p.dev, vl_working_set(memory, p.cli.quick));
     vl_csv_meta(p.csv, "working_set_bytes", "%zu (device free memory during the run)", free_bytes);
     sizing sz = size_patterns(free_bytes, p.cli.quick, p.cli.seed, budget);
     vl_csv_meta(p.csv, "random_churn", "%zu slots, sizes log-uniform %llu..%llu bytes, budget %zu bytes, %ld ops",

@@ -16,7 +16,8 @@
  * the iteration that ran out of memory, or the projected one at that slope.
  * The slope is fitted on allocated bytes, or on requested bytes where the backend
  * cannot know allocated ones (raw, plugin). No kernels run, so this also runs on
- * --device sim. --memory limits the device to a working set (scenario/ballast.h). */
+ * --device sim. --memory limits the device to a working set (lib/scenario/ballast.h;
+ * default 16 GiB, the same on every GPU; --quick: 4 GiB; 0: the whole device). */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -203,9 +204,9 @@ static void run_habit(vl_program *p, habit hb, const setup *su)
 int main(int argc, char **argv)
 {
     int64_t iterations = 40, layers = 8, epoch_length = 10;
-    uint64_t memory = 0;
+    uint64_t memory = 16ull << 30;
     const vl_cli_opt opts[] = {
-        {"memory", VL_CLI_SIZE, &memory, "working set: device memory left free (0: all; --quick: 4 GiB)", 0, 0x1p50},
+        {"memory", VL_CLI_SIZE, &memory, "working set: device memory left free (0: all; --quick: at most 4 GiB)", 0, 0x1p50},
         {"iterations", VL_CLI_INT, &iterations, "training iterations per variant", 4, 100000},
         {"layers", VL_CLI_INT, &layers, "layers of the modelled network", 1, 1000},
         {"epoch-length", VL_CLI_INT, &epoch_length, "iterations per epoch", 1, 100000},
@@ -222,10 +223,9 @@ int main(int argc, char **argv)
     if (p.cli.quick) {
         if (iterations > 16) iterations = 16;
         if (epoch_length > 4) epoch_length = 4;
-        if (memory == 0) memory = 4ull << 30;
     }
     vl_ballast ballast;
-    size_t work = vl_ballast_take(&ballast, p.dev, memory);
+    size_t work = vl_ballast_take(&ballast, p.dev, vl_working_set(memory, p.cli.quick));
 
     /* Sized so that a graph kept every iteration fills free memory in about 60% of the
      * iterations: the bad variant must reach its OOM within the run. */

@@ -10,6 +10,7 @@
 
 #include "alloc.h"
 #include "device.h"
+#include "scenario/ballast.h"
 #include "scenario/largest_alloc.h"
 #include "scenario/leak_fit.h"
 #include "scenario/mem_sample.h"
@@ -194,6 +195,47 @@ static void probe_sees_what_live_blocks_leave(void **state)
     vl_trim(fx->alloc);
 }
 
+/* ---- working set ------------------------------------------------------------------ */
+
+static void quick_runs_cap_the_working_set(void **state)
+{
+    (void)state;
+    assert_int_equal(vl_working_set(0, 0), 0);
+    assert_int_equal(vl_working_set(16ull << 30, 0), 16ull << 30);
+    assert_int_equal(vl_working_set(0, 1), VL_QUICK_WORKING_SET);
+    assert_int_equal(vl_working_set(16ull << 30, 1), VL_QUICK_WORKING_SET);
+    assert_int_equal(vl_working_set(1ull << 30, 1), 1ull << 30);
+}
+
+static size_t sim_free(vl_device *d)
+{
+    size_t free_b = 0, total = 0;
+    assert_int_equal(d->ops->mem_info(d, &free_b, &total), VL_DEV_OK);
+    return free_b;
+}
+
+static void ballast_leaves_the_working_set_free(void **state)
+{
+    sim_fixture *fx = *state;
+    size_t before = sim_free(fx->dev);
+    vl_ballast b;
+    size_t left = vl_ballast_take(&b, fx->dev, 256u << 20);
+    assert_int_equal(left, sim_free(fx->dev));
+    assert_true(left >= (256u << 20) && left < (256u << 20) + (64u << 20));
+    /* The allocator now sees a device of about 256 MiB. */
+    assert_null(vl_allocate(fx->alloc, 512u << 20, NULL));
+    vl_ballast_release(&b);
+    assert_int_equal(sim_free(fx->dev), before);
+    vl_ballast_release(&b); /* twice is harmless */
+
+    vl_ballast none;
+    assert_int_equal(vl_ballast_take(&none, fx->dev, 0), before);
+    assert_null(none.ptr);
+    assert_int_equal(vl_ballast_take(&none, fx->dev, before * 2), before);
+    assert_null(none.ptr);
+    vl_trim(fx->alloc);
+}
+
 /* ---- training-loop model ---------------------------------------------------------- */
 
 static int64_t allocated(vl_allocator *a)
@@ -272,9 +314,11 @@ int main(void)
         cmocka_unit_test(too_few_points_give_no_verdict),
         cmocka_unit_test(bisection_finds_the_threshold),
         cmocka_unit_test(a_good_guess_costs_two_probes),
+        cmocka_unit_test(quick_runs_cap_the_working_set),
     };
     const struct CMUnitTest on_sim[] = {
         cmocka_unit_test(probe_sees_what_live_blocks_leave),
+        cmocka_unit_test(ballast_leaves_the_working_set_free),
         cmocka_unit_test(a_full_step_returns_to_the_parameters_and_gradients),
         cmocka_unit_test(an_oom_in_forward_leaves_nothing_behind),
     };

@@ -11,6 +11,12 @@ static size_t device_free(vl_device *dev)
     return free_b;
 }
 
+size_t vl_working_set(uint64_t memory, int quick)
+{
+    if (quick && (memory == 0 || memory > VL_QUICK_WORKING_SET)) return (size_t)VL_QUICK_WORKING_SET;
+    return (size_t)memory;
+}
+
 size_t vl_ballast_take(vl_ballast *b, vl_device *dev, size_t keep_free)
 {
     memset(b, 0, sizeof *b);

@@ -7,6 +7,7 @@
 #define VL_SCENARIO_BALLAST_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "device.h"
 
@@ -15,6 +16,13 @@ typedef struct vl_ballast {
     void *ptr;    /* NULL when nothing is held */
     size_t bytes;
 } vl_ballast;
+
+/* The working set a --quick run uses at most. */
+#define VL_QUICK_WORKING_SET (4ull << 30)
+
+/* A program's --memory value (0: the whole device) as the working set to keep free:
+ * under --quick at most VL_QUICK_WORKING_SET. */
+size_t vl_working_set(uint64_t memory, int quick);
 
 /* Leaves about keep_free bytes free (nothing is taken when less than that is free,
  * or keep_free is 0). Returns the device's free bytes afterwards. */
