@@ -7,7 +7,8 @@ load 'plots/common.gp'
 set terminal pngcairo size 1400,800 noenhanced font 'DejaVu Sans,10'
 set output out
 # Short names in the keys: 'caching_segments-expandable' -> 'expandable'.
-lab(i) = (strstrt(word(labels,i), 'expandable') ? 'expandable' : word(labels,i)) . (strstrt(word(labels,i), '.sim') ? ' (sim)' : '')
+base(l) = strstrt(l, '.sim') ? l[1:strstrt(l, '.sim') - 1] : l
+lab(i) = (strstrt(word(labels,i), 'expandable') ? 'expandable' : base(word(labels,i))) . (strstrt(word(labels,i), '.sim') ? ' (sim)' : '')
 set multiplot layout 1,3 title 'fragmentation_churn: can one large request use the free memory?'
 set key outside below font ',8' maxrows 4
 set title 'random churn over time'
