@@ -32,15 +32,25 @@ struct vl_cuse;
 typedef struct vl_cblock {
     uintptr_t addr;
     size_t size;
-    size_t requested;                       /* ALLOCATED: the caller's size; else 0 */
     struct vl_cblock *prev, *next;          /* address neighbours in the segment */
-    struct vl_cblock *bin_prev, *bin_next;  /* FREE: bin list; UNMAPPED: segment's unmapped list */
     struct vl_csegment *seg;
-    struct vl_cuse *uses;                   /* ALLOCATED: other streams from record_use */
-    uint32_t pending_events;                /* PENDING: events not yet seen complete */
+    /* Fields of one state at a time share space, so a header is one 64-byte cache line
+     * (the hot paths touch several headers; each should cost one miss, not two). */
+    union {
+        struct {                            /* FREE: bin list; UNMAPPED: segment's unmapped list */
+            struct vl_cblock *bin_prev, *bin_next;
+        };
+        struct {                            /* ALLOCATED */
+            struct vl_cuse *uses;           /* other streams from record_use */
+            size_t requested;               /* the caller's size */
+        };
+        uint32_t pending_events;            /* PENDING: events not yet seen complete */
+    };
     uint16_t bin;                           /* FREE: class index in bins */
     uint8_t state;                          /* enum vl_cblock_state */
     uint8_t whole;                          /* FREE: counted as a whole free segment (stats.c) */
 } vl_cblock;
+
+_Static_assert(sizeof(vl_cblock) <= 64, "a block header fits one cache line");
 
 #endif

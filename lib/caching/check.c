@@ -47,7 +47,7 @@ static int check_segment(vl_caching *c, vl_csegment *s, int64_t sums[6], char *e
             break;
         }
         case VL_CB_PENDING:
-            CHECK(b->pending_events > 0 && !b->uses, "pending block %#" PRIxPTR " without events", b->addr);
+            CHECK(b->pending_events > 0, "pending block %#" PRIxPTR " without events", b->addr);
             sums[2] += (int64_t)b->size;
             mapped += b->size;
             break;

@@ -211,7 +211,6 @@ void vl_caching_free(vl_caching *c, void *ptr)
     c->st.frees++;
     c->st.requested_bytes -= (int64_t)b->requested;
     c->st.allocated_bytes -= (int64_t)b->size;
-    b->requested = 0;
     if (b->uses) {
         vl_caching_defer_free(c, b); /* stays active until its events complete */
     } else {

@@ -31,9 +31,10 @@ int vl_caching_record_use(vl_caching *c, void *ptr, vl_stream s)
 
 void vl_caching_defer_free(vl_caching *c, vl_cblock *b)
 {
+    vl_cuse *uses = b->uses; /* shares space with pending_events (block.h) */
     b->state = VL_CB_PENDING;
     b->pending_events = 0;
-    for (vl_cuse *u = b->uses, *next; u; u = next) {
+    for (vl_cuse *u = uses, *next; u; u = next) {
         next = u->next;
         vl_cstream *st = u->stream;
         vl_slab_put(&c->nodes, u);
@@ -49,7 +50,6 @@ void vl_caching_defer_free(vl_caching *c, vl_cblock *b)
         b->pending_events++;
         c->npending++;
     }
-    b->uses = NULL;
 }
 
 void vl_caching_process_events(vl_caching *c, int wait)

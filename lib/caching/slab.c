@@ -27,8 +27,10 @@ void vl_slab_destroy(vl_slab *s)
 
 int vl_slab_grow(vl_slab *s)
 {
-    /* The first item-sized slot of a chunk holds the chunk link. */
-    char *chunk = malloc(s->item_size * (s->items_per_chunk + 1));
+    /* The first item-sized slot of a chunk holds the chunk link. Cache-line aligned, so
+     * 64-byte items (block headers) never straddle two lines. */
+    size_t bytes = (s->item_size * (s->items_per_chunk + 1) + 63) / 64 * 64;
+    char *chunk = aligned_alloc(64, bytes);
     if (!chunk) return -1;
     *(void **)chunk = s->chunks;
     s->chunks = chunk;
