@@ -8,10 +8,11 @@
  * Two experiments, run against the allocator given with --alloc:
  *   hold   Fill most of free device memory with mixed-size buffers, free them all,
  *          and read allocated, reserved and device free memory after each step. Then
- *          a neighbour (another library or process: a plain cudaMalloc outside the
- *          allocator) asks for half of what was free at start.
+ *          two neighbours ask for half of what was free at start with a plain
+ *          cudaMalloc: another process (this program run again), then code in this
+ *          process outside the allocator (another library).
  *          variants: no_trim (bad: the cache keeps the memory), trim (fixed: trim
- *          after the frees, then the neighbour asks).
+ *          after the frees, then the neighbours ask).
  *   loop   A training-like step allocates the same set of buffers, frees them and
  *          synchronises; per-call allocation time and per-step time.
  *          variants: keep_cache (fixed), trim_every_iter (bad: empty_cache in the loop).
