@@ -11,3 +11,6 @@ set key outside right top box
 set grid
 nfiles = words(files)
 set termoption noenhanced
+# Rows of other variants/roles leave some columns empty: treat them as missing so
+# lines stay connected across them.
+set datafile missing NaN

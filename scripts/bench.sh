@@ -48,7 +48,7 @@ for suite in scripts/suite.d/*.tsv; do
     while IFS=$'\t' read -r prog devices allocs args qargs; do
         case $prog in ''|'#'*) continue ;; esac
         [ -n "$only" ] && [ "$prog" != "$only" ] && continue
-        [ "$allocs" = "@all" ] && allocs=$ALL_ALLOCS
+        allocs=${allocs//@all/$ALL_ALLOCS} # @all may stand with other SPECs
         for dev in $devices; do
             [ "$dev" = cuda ] && [ "$have_gpu" = 0 ] && continue
             for alloc in $allocs; do
