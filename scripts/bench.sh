@@ -4,8 +4,9 @@
 # the plots where gnuplot is installed, and ends with a summary table.
 # Without a CUDA device it says so and runs the simulated-device part of the suite.
 #
-# Suite lines (tab-separated): program  devices  allocs  args  quick_args
+# Suite lines (tab-separated): program  devices  allocs  args  quick_args  [label]
 #   devices: cuda | sim | "cuda sim";  allocs: SPECs, @all, or - (no --alloc);  args: - for none
+#   label: names the line's CSVs (<program>.<label>.<alloc>...) when a program has several lines
 # Usage: scripts/bench.sh [--quick] [--run-id ID] [--only PROGRAM]
 set -u
 cd "$(dirname "$0")/.."
@@ -45,14 +46,14 @@ mkdir -p "$out/logs"
 jobs=()
 for suite in scripts/suite.d/*.tsv; do
     [ -f "$suite" ] || continue
-    while IFS=$'\t' read -r prog devices allocs args qargs; do
+    while IFS=$'\t' read -r prog devices allocs args qargs label; do
         case $prog in ''|'#'*) continue ;; esac
         [ -n "$only" ] && [ "$prog" != "$only" ] && continue
         allocs=${allocs//@all/$ALL_ALLOCS} # @all may stand with other SPECs
         for dev in $devices; do
             [ "$dev" = cuda ] && [ "$have_gpu" = 0 ] && continue
             for alloc in $allocs; do
-                jobs+=("$prog"$'\t'"$dev"$'\t'"$alloc"$'\t'"$args"$'\t'"$qargs")
+                jobs+=("$prog"$'\t'"$dev"$'\t'"$alloc"$'\t'"$args"$'\t'"$qargs"$'\t'"$label")
             done
         done
     done <"$suite"
@@ -64,11 +65,12 @@ manifest=$out/manifest.csv
 echo "program,device,alloc,status,exit_code,seconds,csv" >"$manifest"
 n=0 failed=0 start_all=$(date +%s.%N)
 for job in "${jobs[@]}"; do
-    IFS=$'\t' read -r prog dev alloc args qargs <<<"$job"
+    IFS=$'\t' read -r prog dev alloc args qargs label <<<"$job"
     n=$((n + 1))
-    tag=$(printf '%s' "$alloc" | tr ':,=/' '__-_')
+    tag=$(printf '%s' "$alloc" | tr ':,=/' '____')
     [ "$alloc" = - ] && tag=default
     [ "$dev" = sim ] && tag="$tag.sim"
+    [ -n "$label" ] && tag="$label.$tag"
     csv=$out/$prog.$tag.csv
     cmd=("$bin/$prog" -o "$csv")
     [ "$alloc" != - ] && cmd+=(--alloc "$alloc")
@@ -79,7 +81,7 @@ for job in "${jobs[@]}"; do
     else
         [ "$args" != - ] && [ -n "$args" ] && read -ra extra <<<"$args" && cmd+=("${extra[@]}")
     fi
-    printf '[%d/%d] %-22s %-30s %-4s ' "$n" "$total" "$prog" "$alloc" "$dev"
+    printf '[%d/%d] %-34s %-30s %-4s ' "$n" "$total" "$prog${label:+ ($label)}" "$alloc" "$dev"
     t0=$(date +%s.%N)
     if [ -x "$bin/$prog" ]; then
         "${cmd[@]}" 2>"$out/logs/$prog.$tag.log"
@@ -103,8 +105,8 @@ fi
 
 echo
 echo "== summary: $out ($(printf '%.0f' "$elapsed") s) =="
+printf '%-24s %4s %8s %7s\n' program ok skipped failed
 awk -F, 'NR > 1 { key = $1; st[key "," $4]++; progs[key] = 1 }
-    END { printf "%-24s %4s %8s %7s\n", "program", "ok", "skipped", "failed";
-          for (p in progs) printf "%-24s %4d %8d %7d\n", p, st[p ",ok"], st[p ",skipped"], st[p ",failed"] }' "$manifest" | sort
+    END { for (p in progs) printf "%-24s %4d %8d %7d\n", p, st[p ",ok"], st[p ",skipped"], st[p ",failed"] }' "$manifest" | sort
 echo "results: $out   manifest: $manifest"
 [ "$failed" -eq 0 ]
