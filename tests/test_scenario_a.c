@@ -236,6 +236,29 @@ static void ballast_leaves_the_working_set_free(void **state)
     vl_trim(fx->alloc);
 }
 
+static void memory_sample_reads_allocator_and_device(void **state)
+{
+    sim_fixture *fx = *state;
+    vl_mem_sample before, during;
+    vl_mem_sample_take(fx->alloc, &before);
+    void *p = vl_allocate(fx->alloc, 64u << 20, NULL);
+    assert_non_null(p);
+    vl_mem_sample_take(fx->alloc, &during);
+    assert_int_equal(during.allocated_bytes - before.allocated_bytes, 64u << 20);
+    assert_true(during.reserved_bytes >= during.allocated_bytes);
+    assert_true(during.device_used_bytes - before.device_used_bytes >= (int64_t)(64u << 20));
+    assert_int_equal(during.device_used_bytes + during.device_free_bytes, (int64_t)fx->dev->total_bytes);
+    assert_int_equal(vl_mem_sample_held(&during), during.reserved_bytes);
+    vl_deallocate(fx->alloc, p, 64u << 20, NULL);
+    vl_trim(fx->alloc);
+
+    /* Unknown statistics print as empty fields; held falls back to the device's view. */
+    vl_mem_sample unknown = {VL_UNKNOWN, VL_UNKNOWN, VL_UNKNOWN, VL_UNKNOWN, VL_UNKNOWN, 5, 7, 0};
+    char buf[256];
+    assert_string_equal(vl_mem_sample_values(&unknown, buf, sizeof buf), ",,,,,5,7");
+    assert_int_equal(vl_mem_sample_held(&unknown), 5);
+}
+
 /* ---- training-loop model ---------------------------------------------------------- */
 
 static int64_t allocated(vl_allocator *a)
@@ -319,6 +342,7 @@ int main(void)
     const struct CMUnitTest on_sim[] = {
         cmocka_unit_test(probe_sees_what_live_blocks_leave),
         cmocka_unit_test(ballast_leaves_the_working_set_free),
+        cmocka_unit_test(memory_sample_reads_allocator_and_device),
         cmocka_unit_test(a_full_step_returns_to_the_parameters_and_gradients),
         cmocka_unit_test(an_oom_in_forward_leaves_nothing_behind),
     };
