@@ -19,6 +19,8 @@ for target in "$@"; do
     mkdir -p "$work"
     dict=(); [ -f tests/fuzz/$name.dict ] && dict=(-dict=tests/fuzz/$name.dict)
     corpora=("$work"); [ -d "$seeds" ] && corpora+=("$seeds")
+    # Per-target libFuzzer flags (e.g. a shorter -max_len for a slow target), one per line.
+    flags=(-max_len=4096); [ -f tests/fuzz/$name.options ] && mapfile -t flags <tests/fuzz/$name.options
 
     # Regression replay: each stored input as its own run, so a failure names its file.
     if [ -d "$seeds" ] && [ -n "$(ls -A "$seeds")" ]; then
@@ -29,7 +31,7 @@ for target in "$@"; do
         fi
     fi
 
-    "$bin" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -max_len=4096 -print_final_stats=1 \
+    "$bin" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 "${flags[@]}" -print_final_stats=1 \
         -artifact_prefix="$dir/crashes/$target-" "${dict[@]}" "${corpora[@]}" \
         >"$log" 2>&1
     status=$?
