@@ -32,7 +32,9 @@
 struct vl_cstream;
 
 /* One pool: the free blocks of one stream and one size range (small <= 1 MiB, large).
- * Blocks are never reused across pools: that is what makes reuse stream-ordered. */
+ * Blocks are never reused across streams: that is what makes reuse stream-ordered. In
+ * classic mode they stay in their size range too; in expandable mode the two pools of a
+ * stream lend each other free blocks (core.c, cached_fit). */
 typedef struct vl_cpool {
     vl_bins bins;
     struct vl_cstream *stream;
