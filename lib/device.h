@@ -35,13 +35,15 @@ typedef struct vl_device_ops {
     /* Virtual memory. va_reserve reserves address space (no memory). map backs
      * [addr, addr+size) with ONE new physical allocation and makes it accessible;
      * size is a multiple of d->granularity. unmap unmaps and releases exactly a range
-     * that one map call created (not a part of it, not two at once); like cudaFree it
-     * first waits for work already queued on the device, which may still use the range
-     * (cuMemUnmap itself does not wait). */
+     * that one map call created (not a part of it, not two at once); it first waits for
+     * the work already queued on `owner`, which may still use the range (cuMemUnmap
+     * itself does not wait). The caller guarantees that no other stream's queued work
+     * uses it (the caching allocator holds blocks used on other streams back behind
+     * events until those complete), so one stream is waited for, not the device. */
     int (*va_reserve)(vl_device *d, size_t size, void **out);
     int (*va_release)(vl_device *d, void *addr, size_t size);
     int (*map)(vl_device *d, void *addr, size_t size);
-    int (*unmap)(vl_device *d, void *addr, size_t size);
+    int (*unmap)(vl_device *d, void *addr, size_t size, vl_stream owner);
 
     /* Events: record an event on a stream now (the device may hand out pooled events),
      * ask whether it completed (1 yes, 0 not yet, <0 error), give it back. */
@@ -64,7 +66,7 @@ struct vl_device {
     size_t total_bytes;        /* device memory capacity */
     char spec[VL_SPEC_MAX_TEXT];
     char name[128];            /* "NVIDIA H200" or "simulated" */
-    char driver_version[32];   /* "13.0" style, "n/a" on sim */
+    char driver_version[32];   /* "580.159.04 (CUDA 13.0)"; "13.0" without the kernel module's version; "n/a" on sim */
     char runtime_version[32];
     void *impl;
 };

@@ -254,11 +254,17 @@ static int sim_map(vl_device *d, void *addr, size_t size)
     return rc;
 }
 
-static int sim_unmap(vl_device *d, void *addr, size_t size)
+static sim_stream *stream_of(sim_device *s, vl_stream st);
+
+/* Waiting for the owner's queued work (device.h) completes the events recorded on it,
+ * as cudaStreamSynchronize would; other streams' events stay as they are. */
+static int sim_unmap(vl_device *d, void *addr, size_t size, vl_stream owner)
 {
     sim_device *s = sim_of(d);
     if (!d->vmm_supported) return VL_DEV_UNSUPPORTED;
     pthread_mutex_lock(&s->lock);
+    sim_stream *os = stream_of(s, owner);
+    if (os) os->completed = os->recorded;
     int rc = VL_DEV_OK;
     vl_addrmap_slot *m = vl_addrmap_find(&s->mappings, (uintptr_t)addr);
     sim_reservation *r = find_reservation(s, (uintptr_t)addr, size);

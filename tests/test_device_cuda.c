@@ -8,6 +8,8 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -47,6 +49,27 @@ static vl_device *open_or_skip(const char *spec)
     return open_cuda(spec, NULL);
 }
 
+/* lib/cuda/device_cuda.c: the driver version string (runs without a GPU). */
+void vl_cuda_driver_version_format(const char *module_text, int cuda_version, char *out, size_t len);
+
+static void test_driver_version_format(void **state)
+{
+    (void)state;
+    char v[32];
+    vl_cuda_driver_version_format("580.159.04\n", 13000, v, sizeof v);
+    assert_string_equal(v, "580.159.04 (CUDA 13.0)");
+    vl_cuda_driver_version_format("NVRM version: NVIDIA UNIX x86_64 Kernel Module  580.159.04  Tue Oct 7 2025\n"
+                                  "GCC version:  gcc version 13.3.0\n", 12080, v, sizeof v);
+    assert_string_equal(v, "580.159.04 (CUDA 12.8)");
+    vl_cuda_driver_version_format("NVRM version: NVIDIA UNIX Open Kernel Module for x86_64  570.86.15  Release Build",
+                                  12080, v, sizeof v);
+    assert_string_equal(v, "570.86.15 (CUDA 12.8)");
+    vl_cuda_driver_version_format("", 13000, v, sizeof v); /* no kernel module text: the CUDA version alone */
+    assert_string_equal(v, "13.0");
+    vl_cuda_driver_version_format("1234567890.1234567890\n", 13000, v, sizeof v); /* too long: left out */
+    assert_string_equal(v, "13.0");
+}
+
 static int is_power_of_two(size_t x) { return x != 0 && (x & (x - 1)) == 0; }
 
 static void test_open_describes_the_device(void **state)
@@ -59,6 +82,9 @@ static void test_open_describes_the_device(void **state)
     assert_true(strlen(d->name) > 0);
     assert_true(d->total_bytes > ((size_t)1 << 30));
     assert_non_null(strchr(d->driver_version, '.'));
+    /* With the kernel module's version: "580.159.04 (CUDA 13.0)". */
+    if (access("/proc/driver/nvidia/version", R_OK) == 0 || access("/sys/module/nvidia/version", R_OK) == 0)
+        assert_non_null(strstr(d->driver_version, " (CUDA "));
     assert_non_null(strchr(d->runtime_version, '.'));
     assert_true(is_power_of_two(d->granularity));
     assert_true(d->granularity >= 4096);
@@ -146,8 +172,8 @@ static void test_vmm_map_round_trip_and_release(void **state)
     assert_true(free0 - free1 >= 4 * g);
 
     /* Unmap gives the physical memory back at once. */
-    assert_int_equal(d->ops->unmap(d, base + 2 * g, 2 * g), VL_DEV_OK);
-    assert_int_equal(d->ops->unmap(d, base, 2 * g), VL_DEV_OK);
+    assert_int_equal(d->ops->unmap(d, base + 2 * g, 2 * g, NULL), VL_DEV_OK);
+    assert_int_equal(d->ops->unmap(d, base, 2 * g, NULL), VL_DEV_OK);
     assert_int_equal(d->ops->mem_info(d, &free2, &total), VL_DEV_OK);
     assert_true(free2 >= free1 + 4 * g);
 
@@ -159,7 +185,7 @@ static void test_vmm_map_round_trip_and_release(void **state)
     assert_int_equal(d->ops->va_release(d, big, big_size), VL_DEV_OK);
     assert_int_equal(d->ops->map(d, base, g), VL_DEV_OK);
     check_round_trip(base, g);
-    assert_int_equal(d->ops->unmap(d, base, g), VL_DEV_OK);
+    assert_int_equal(d->ops->unmap(d, base, g, NULL), VL_DEV_OK);
 
     assert_int_equal(d->ops->va_release(d, va, range), VL_DEV_OK);
     vl_device_close(d);
@@ -200,6 +226,38 @@ static void test_event_completes_after_the_work_before_it(void **state)
     vl_device_close(d);
 }
 
+/* Unmap waits for the owning stream only: a kernel on another stream does not hold it
+ * up (waiting for the whole device stalled multi-stream loops on expandable segments). */
+static void test_unmap_does_not_wait_for_other_streams(void **state)
+{
+    (void)state;
+    vl_device *d = open_or_skip("cuda");
+    if (!d->vmm_supported) {
+        vl_device_close(d);
+        skip();
+    }
+    const size_t g = d->granularity;
+    void *va = NULL;
+    assert_int_equal(d->ops->va_reserve(d, g, &va), VL_DEV_OK);
+    assert_int_equal(d->ops->map(d, va, g), VL_DEV_OK);
+    cudaStream_t owner, other;
+    VL_CUDA_CHECK(cudaStreamCreateWithFlags(&owner, cudaStreamNonBlocking));
+    VL_CUDA_CHECK(cudaStreamCreateWithFlags(&other, cudaStreamNonBlocking));
+    vl_spin(other, 300u * 1000u * 1000u);
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    assert_int_equal(d->ops->unmap(d, va, g, (vl_stream)owner), VL_DEV_OK);
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    double ms = (double)(t1.tv_sec - t0.tv_sec) * 1e3 + (double)(t1.tv_nsec - t0.tv_nsec) / 1e6;
+    print_message("unmap with a 300 ms kernel on another stream: %.2f ms\n", ms);
+    assert_true(ms < 100.0);
+    assert_int_equal(cudaStreamSynchronize(other), cudaSuccess);
+    assert_int_equal(d->ops->va_release(d, va, g), VL_DEV_OK);
+    VL_CUDA_CHECK(cudaStreamDestroy(owner));
+    VL_CUDA_CHECK(cudaStreamDestroy(other));
+    vl_device_close(d);
+}
+
 /* A caching allocator unmaps chunks whose blocks were freed in stream order: kernels
  * queued before the free may still use them. Unmap must wait for them (as cudaFree
  * does); if it did not, the fill below would fault with an illegal address. Runs
@@ -220,7 +278,7 @@ static void test_unmap_waits_for_queued_work(void **state)
     VL_CUDA_CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
     vl_spin(s, 100u * 1000u * 1000u); /* the fill runs 100 ms after the unmap is asked for */
     vl_fill_u32(va, g / sizeof(uint32_t), 7u, s);
-    assert_int_equal(d->ops->unmap(d, va, g), VL_DEV_OK);
+    assert_int_equal(d->ops->unmap(d, va, g, (vl_stream)s), VL_DEV_OK);
     assert_int_equal(cudaStreamSynchronize(s), cudaSuccess);
     assert_int_equal(cudaGetLastError(), cudaSuccess);
     assert_int_equal(d->ops->va_release(d, va, g), VL_DEV_OK);
@@ -231,12 +289,14 @@ static void test_unmap_waits_for_queued_work(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_driver_version_format),
         cmocka_unit_test(test_open_describes_the_device),
         cmocka_unit_test(test_missing_ordinal_is_a_skip),
         cmocka_unit_test(test_plain_alloc_round_trip_and_oom),
         cmocka_unit_test(test_vmm_map_round_trip_and_release),
         cmocka_unit_test(test_vmm_disabled_by_option),
         cmocka_unit_test(test_event_completes_after_the_work_before_it),
+        cmocka_unit_test(test_unmap_does_not_wait_for_other_streams),
         cmocka_unit_test(test_unmap_waits_for_queued_work),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

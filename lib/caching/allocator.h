@@ -39,12 +39,14 @@ typedef struct vl_cpool {
     vl_bins bins;
     struct vl_cstream *stream;
     int small;
-    struct vl_csegment *expandable; /* segments=expandable: this pool's growing range, or NULL */
+    struct vl_csegment *ranges; /* segments=expandable: this pool's VA ranges (via pool_next), or NULL */
 } vl_cpool;
 
 /* A segment: classic = one mem_alloc; expandable = one va_reserve whose chunks are mapped
  * on demand. Invariant: mapped_bytes == size for classic; for expandable it is the sum
- * of its non-UNMAPPED blocks, made of mapped_chunks whole chunks. */
+ * of its non-UNMAPPED blocks, made of mapped_chunks whole chunks, and the segment is on
+ * its pool's `ranges` list (a pool opens a further range when a request fits no unmapped
+ * space of the ones it has: segments_expandable.c). */
 typedef struct vl_csegment {
     uintptr_t base;
     size_t size;
@@ -57,6 +59,7 @@ typedef struct vl_csegment {
     vl_cblock *first;          /* lowest-address block */
     vl_cblock *unmapped;       /* expandable: list of UNMAPPED blocks (via bin_next/bin_prev) */
     struct vl_csegment *prev, *next; /* the allocator's segment list */
+    struct vl_csegment *pool_next;   /* expandable: the pool's next range */
 } vl_csegment;
 
 /* A stream that used another stream's block (record_use): one node per block and
@@ -75,10 +78,16 @@ typedef struct vl_cpending {
     struct vl_cpending *next;
 } vl_cpending;
 
+/* Per-stream byte counts drive expandable reclaim (segments_expandable.c): a stream
+ * gives back its own free chunks once its reserved passes (1 + reclaim) x its peak
+ * allocated, and takes other streams' only under device memory pressure. Invariants:
+ * allocated = sum of its ALLOCATED blocks' sizes; reserved = mapped bytes of its pools'
+ * expandable ranges (0 in classic mode); peak_allocated >= allocated (reset_peaks). */
 typedef struct vl_cstream {
     vl_stream handle;
     vl_cpool pools[2]; /* [0] small, [1] large */
     vl_cpending *pending_head, *pending_tail;
+    int64_t allocated, peak_allocated, reserved;
 } vl_cstream;
 
 typedef struct vl_caching_config {

@@ -91,8 +91,28 @@ static int check_segment(vl_caching *c, vl_csegment *s, int64_t sums[6], char *e
     for (const vl_cblock *u = s->unmapped; u; u = u->bin_next, listed++)
         CHECK(u->state == VL_CB_UNMAPPED && u->seg == s, "unmapped list holds a mapped block");
     CHECK(listed == unmapped_blocks, "segment %#" PRIxPTR ": unmapped list %zu, blocks %zu", s->base, listed, unmapped_blocks);
-    if (s->expandable) CHECK(s->pool->expandable == s, "expandable segment not its pool's");
+    if (s->expandable) {
+        const vl_csegment *r = s->pool->ranges;
+        while (r && r != s) r = r->pool_next;
+        CHECK(r == s, "expandable segment %#" PRIxPTR " not on its pool's range list", s->base);
+    }
     sums[3] += (int64_t)mapped;
+    return 0;
+}
+
+/* The stream's own counts (allocator.h): allocated blocks and mapped bytes of its segments. */
+static int check_stream_counts(vl_caching *c, const vl_cstream *st, char *err, size_t errlen)
+{
+    int64_t allocated = 0, reserved = 0;
+    for (const vl_csegment *s = c->segments; s; s = s->next) {
+        if (s->pool->stream != st) continue;
+        if (s->expandable) reserved += (int64_t)s->mapped_bytes;
+        for (const vl_cblock *b = s->first; b; b = b->next)
+            if (b->state == VL_CB_ALLOCATED) allocated += (int64_t)b->size;
+    }
+    CHECK(allocated == st->allocated, "stream allocated %" PRId64 ", its blocks sum to %" PRId64, st->allocated, allocated);
+    CHECK(reserved == st->reserved, "stream reserved %" PRId64 ", its ranges map %" PRId64, st->reserved, reserved);
+    CHECK(st->peak_allocated >= st->allocated, "stream peak allocated below allocated");
     return 0;
 }
 
@@ -131,6 +151,7 @@ int vl_caching_check_locked(vl_caching *c, char *err, size_t errlen)
     size_t free_blocks_in_bins = 0, pending_nodes = 0;
     for (size_t i = 0; i < c->nstreams; i++) {
         vl_cstream *st = c->streams[i];
+        if (check_stream_counts(c, st, err, errlen) != 0) return -1;
         for (int k = 0; k < 2; k++) {
             if (check_pool(&st->pools[k], err, errlen) != 0) return -1;
             free_blocks_in_bins += st->pools[k].bins.free_blocks;

@@ -195,6 +195,7 @@ void *vl_caching_alloc(vl_caching *c, size_t size, vl_stream s)
         vl_caching_fatal("host allocation of the pointer table", -1);
     vl_stat_add(&c->st.requested_bytes, &c->st.peak_requested_bytes, (int64_t)size);
     vl_stat_add(&c->st.allocated_bytes, &c->st.peak_allocated_bytes, (int64_t)b->size);
+    vl_stat_add(&st->allocated, &st->peak_allocated, (int64_t)b->size);
     vl_stat_add(&c->st.active_bytes, &c->st.peak_active_bytes, (int64_t)b->size);
     vl_caching_stats_touch(c);
     return (void *)b->addr;
@@ -211,6 +212,7 @@ void vl_caching_free(vl_caching *c, void *ptr)
     c->st.frees++;
     c->st.requested_bytes -= (int64_t)b->requested;
     c->st.allocated_bytes -= (int64_t)b->size;
+    b->seg->pool->stream->allocated -= (int64_t)b->size;
     if (b->uses) {
         vl_caching_defer_free(c, b); /* stays active until its events complete */
     } else {

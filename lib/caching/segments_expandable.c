@@ -1,15 +1,30 @@
-/* segments=expandable: each stream and pool owns one virtual address range as large as
- * the device, and physical memory is mapped into it chunk by chunk (one dev->ops->map
- * per chunk; chunk sizes grow with the offset, chunks.h) only where blocks need it. Free
+/* segments=expandable: each stream and pool owns virtual address ranges as large as the
+ * device, and physical memory is mapped into them chunk by chunk (one dev->ops->map per
+ * chunk; chunk sizes grow with the offset, chunks.h) only where blocks need it. Free
  * space next to mapped space grows instead of a new segment being made, so there is no
  * per-segment rounding and no stranded segment tails: reserved stays close to
  * allocated. Trim, memory pressure and reclaim unmap chunks that lie entirely inside a
  * FREE block.
  *
+ * Address space: live blocks scattered over one device-sized range can leave no unmapped
+ * stretch long enough for a large request although physical memory is free (H200, random
+ * churn over the whole device: 486 "OOM despite free" with one range per pool). So a
+ * request that fits no unmapped space of the pool's ranges opens a further range (VA is
+ * plentiful: 2^47 bytes, one range per device's worth); the mapping's memory then comes
+ * from free chunks unmapped elsewhere under pressure. Ranges that hold nothing mapped
+ * are released on trim and after an OOM.
+ *
+ * Reclaim, and why it is stream-local: every unmap waits for the owning stream's queued
+ * work (device.h), so moving memory between streams at every step stalls a multi-stream
+ * loop (H200, 4 streams: 4.4k steps/s against 75k for classic). A stream therefore
+ * unmaps only its own free chunks to stay under (1 + reclaim) x its peak allocated, and
+ * takes other streams' chunks only when the device is out of memory for the mapping.
+ *
  * Invariants (besides block.h's): a chunk is mapped iff it is covered by non-UNMAPPED
  * blocks, each chunk by exactly one map call, so it can be unmapped alone; UNMAPPED
  * blocks start and end on chunk boundaries, are never adjacent to each other, and are
- * the members of seg->unmapped; mapped_chunks counts the map calls alive. */
+ * the members of seg->unmapped; mapped_chunks counts the map calls alive; every range is
+ * on its pool's `ranges` list exactly once. */
 #include <stdlib.h>
 
 #include "caching/allocator.h"
@@ -71,13 +86,14 @@ static int map_range(vl_caching *c, vl_csegment *s, uintptr_t lo, size_t bytes)
         if (rc == VL_DEV_OK) continue;
         if (rc != VL_DEV_OOM) vl_caching_fatal("map of a chunk", rc);
         for (uintptr_t back = lo; back < a; back += chunk_at(s, back)) {
-            int urc = c->dev->ops->unmap(c->dev, (void *)back, chunk_at(s, back));
+            int urc = c->dev->ops->unmap(c->dev, (void *)back, chunk_at(s, back), s->pool->stream->handle);
             if (urc != VL_DEV_OK) vl_caching_fatal("unmap of a chunk", urc);
         }
         return VL_DEV_OOM;
     }
     s->mapped_bytes += bytes;
     s->mapped_chunks += (size_t)n;
+    s->pool->stream->reserved += (int64_t)bytes;
     vl_stat_add(&c->st.reserved_bytes, &c->st.peak_reserved_bytes, (int64_t)bytes);
     c->st.segments += n;
     c->st.device_allocs += n;
@@ -88,25 +104,26 @@ static void unmap_range(vl_caching *c, vl_csegment *s, uintptr_t lo, size_t byte
 {
     int64_t n = 0;
     for (uintptr_t a = lo; a < lo + bytes; a += chunk_at(s, a), n++) {
-        int rc = c->dev->ops->unmap(c->dev, (void *)a, chunk_at(s, a));
+        int rc = c->dev->ops->unmap(c->dev, (void *)a, chunk_at(s, a), s->pool->stream->handle);
         if (rc != VL_DEV_OK) vl_caching_fatal("unmap of a chunk", rc);
     }
     s->mapped_bytes -= bytes;
     s->mapped_chunks -= (size_t)n;
+    s->pool->stream->reserved -= (int64_t)bytes;
     c->st.reserved_bytes -= (int64_t)bytes;
     c->st.segments -= n;
     c->st.device_frees += n;
 }
 
-/* The pool's range, reserved on first use as large as the device (address space is
- * plentiful; memory is only what gets mapped). NULL when the device has no address
- * space left: an OOM like any other. */
-static vl_csegment *segment_of(vl_caching *c, vl_cpool *p)
+/* A new range for pool p, large enough for `rounded` (at least the device's size:
+ * address space is plentiful, memory is only what gets mapped). NULL when the device
+ * has no address space left: an OOM like any other. */
+static vl_csegment *open_range(vl_caching *c, vl_cpool *p, size_t rounded)
 {
-    if (p->expandable) return p->expandable;
     size_t granule = c->dev->granularity;
     size_t chunk = vl_chunk_max_for(granule, c->cfg.chunk);
-    size_t size = round_up(c->dev->total_bytes, chunk); /* ends on a chunk boundary */
+    size_t want = rounded > c->dev->total_bytes ? rounded : c->dev->total_bytes;
+    size_t size = round_up(want, chunk); /* ends on a chunk boundary */
     void *base = NULL;
     int rc = c->dev->ops->va_reserve(c->dev, size, &base);
     if (rc == VL_DEV_OOM) return NULL;
@@ -116,84 +133,104 @@ static vl_csegment *segment_of(vl_caching *c, vl_cpool *p)
     s->chunk = chunk;
     s->expandable = 1;
     unmapped_add(s, insert_after(c, s, NULL, s->base, size));
-    p->expandable = s;
+    s->pool_next = p->ranges;
+    p->ranges = s;
     return s;
 }
 
 static vl_cblock *unmap_free_block(vl_caching *c, vl_csegment *s, vl_cblock *b, size_t limit, size_t *released);
 
-/* reclaim: physical memory moves to where it is needed. Before mapping `bytes` more,
- * unmap up to as many bytes of wholly free chunks elsewhere (other streams' and pools'
- * caches, holes of this range that were too small to use), largest free blocks first,
- * found through the bins (only classes that can hold a whole chunk are visited).
- * keep1/keep2 (the FREE neighbours the new mapping extends) stay mapped. A bin list may
- * gain the remainders of a split while it is walked; the saved next block stays valid
- * because FREE blocks are never address neighbours of each other. */
-static void reclaim(vl_caching *c, size_t bytes, const vl_cblock *keep1, const vl_cblock *keep2)
+/* Unmaps up to `bytes` (rounded up to chunks) of wholly free chunks in the pools of
+ * stream `only` (NULL: every stream), largest free blocks first, found through the bins
+ * (only classes that can hold a whole chunk are visited). keep1/keep2 (the FREE
+ * neighbours the new mapping extends) stay mapped. A bin list may gain the remainders
+ * of a split while it is walked; the saved next block stays valid because FREE blocks
+ * are never address neighbours of each other. Returns the bytes unmapped. */
+static size_t reclaim(vl_caching *c, const vl_cstream *only, size_t bytes, const vl_cblock *keep1,
+                      const vl_cblock *keep2)
 {
     size_t released = 0;
+    int lowest = (int)vl_bin_index(c->dev->granularity); /* smaller blocks hold no chunk */
     for (size_t i = 0; i < c->nstreams && released < bytes; i++) {
+        if (only && c->streams[i] != only) continue;
         for (int k = 0; k < 2 && released < bytes; k++) {
             vl_cpool *p = &c->streams[i]->pools[k];
-            vl_csegment *s = p->expandable;
-            if (!s) continue;
-            int lowest = (int)vl_bin_index(s->granule); /* smaller blocks hold no chunk */
+            if (!p->ranges) continue;
             for (int j = vl_bins_prev_nonempty(&p->bins, VL_BIN_COUNT); j >= lowest && released < bytes;
                  j = vl_bins_prev_nonempty(&p->bins, (unsigned)j)) {
                 for (vl_cblock *b = p->bins.heads[j], *next; b && released < bytes; b = next) {
                     next = b->bin_next;
-                    if (b != keep1 && b != keep2) unmap_free_block(c, s, b, bytes - released, &released);
+                    if (b != keep1 && b != keep2) unmap_free_block(c, b->seg, b, bytes - released, &released);
                 }
             }
         }
     }
+    return released;
 }
 
-vl_cblock *vl_expandable_grow(vl_caching *c, vl_cpool *p, size_t rounded, int *rc)
+/* Where a request goes in an expandable range: the unmapped block u is cut so that
+ * [lo, lo+bytes) gets mapped. */
+typedef struct placement {
+    vl_cblock *u;
+    uintptr_t lo;
+    size_t bytes;
+} placement;
+
+/* Improves *best with range s: the placement that maps the fewest bytes, at the start
+ * of an unmapped block (extending a FREE block before it), at its end (extending one
+ * after it), or all of it (joining both). */
+static void consider_range(const vl_csegment *s, size_t rounded, placement *best)
 {
-    vl_csegment *s = segment_of(c, p);
-    if (!s) {
-        *rc = VL_DEV_OOM;
-        return NULL;
-    }
-    /* Pick the placement that maps the fewest bytes: at the start of an unmapped range
-     * (extending a FREE block before it), at its end (extending one after it), or all of
-     * it (joining both). */
-    vl_cblock *best = NULL;
-    uintptr_t best_lo = 0;
-    size_t best_bytes = SIZE_MAX;
     for (vl_cblock *u = s->unmapped; u; u = u->bin_next) {
         size_t before = u->prev && u->prev->state == VL_CB_FREE ? u->prev->size : 0;
         size_t after = u->next && u->next->state == VL_CB_FREE ? u->next->size : 0;
         uintptr_t end = u->addr + u->size;
         if (rounded > before && rounded - before <= u->size) {
             size_t need = chunk_ceil(s, u->addr + (rounded - before)) - u->addr;
-            if (need < best_bytes) best = u, best_lo = u->addr, best_bytes = need;
+            if (need < best->bytes) *best = (placement){u, u->addr, need};
         }
         if (rounded > after && rounded - after <= u->size) {
             uintptr_t lo = chunk_floor(s, end - (rounded - after));
-            if (end - lo < best_bytes) best = u, best_lo = lo, best_bytes = end - lo;
+            if (end - lo < best->bytes) *best = (placement){u, lo, end - lo};
         }
-        if (before + u->size + after >= rounded && u->size < best_bytes) {
-            best = u, best_lo = u->addr, best_bytes = u->size;
-        }
+        if (before + u->size + after >= rounded && u->size < best->bytes) *best = (placement){u, u->addr, u->size};
     }
-    if (best && c->cfg.reclaim >= 0) {
-        /* Reserved may grow to (1 + reclaim) x the peak of allocated (counting this
-         * request); past that, the new chunks come out of free ones elsewhere. */
-        double cap = (1.0 + c->cfg.reclaim) *
-                     (double)(c->st.allocated_bytes + (int64_t)rounded > c->st.peak_allocated_bytes
-                                  ? c->st.allocated_bytes + (int64_t)rounded
-                                  : c->st.peak_allocated_bytes);
-        double over = (double)c->st.reserved_bytes + (double)best_bytes - cap;
-        if (over > 0) reclaim(c, (size_t)over, best->prev, best->next);
+}
+
+vl_cblock *vl_expandable_grow(vl_caching *c, vl_cpool *p, size_t rounded, int *rc)
+{
+    placement best = {NULL, 0, SIZE_MAX};
+    for (const vl_csegment *r = p->ranges; r; r = r->pool_next) consider_range(r, rounded, &best);
+    if (!best.u) {
+        const vl_csegment *fresh = open_range(c, p, rounded);
+        if (fresh) consider_range(fresh, rounded, &best);
     }
-    if (!best || map_range(c, s, best_lo, best_bytes) != VL_DEV_OK) {
+    if (!best.u) {
+        *rc = VL_DEV_OOM;
+        return NULL;
+    }
+    vl_csegment *s = best.u->seg;
+    vl_cstream *st = p->stream;
+    if (c->cfg.reclaim >= 0) {
+        /* The stream's reserved may grow to (1 + reclaim) x its peak allocated (counting
+         * this request); past that, the new chunks come out of its own free ones. */
+        int64_t want = st->allocated + (int64_t)rounded;
+        double cap = (1.0 + c->cfg.reclaim) * (double)(want > st->peak_allocated ? want : st->peak_allocated);
+        double over = (double)st->reserved + (double)best.bytes - cap;
+        if (over > 0) reclaim(c, st, (size_t)over, best.u->prev, best.u->next);
+    }
+    int mrc = map_range(c, s, best.lo, best.bytes);
+    if (mrc == VL_DEV_OOM && c->cfg.reclaim >= 0 &&
+        reclaim(c, NULL, best.bytes, best.u->prev, best.u->next) > 0) /* memory pressure: any stream's */
+        mrc = map_range(c, s, best.lo, best.bytes);
+    if (mrc != VL_DEV_OK) {
         *rc = VL_DEV_OOM;
         return NULL;
     }
     /* Cut the unmapped block into [unmapped][mapped, now FREE][unmapped]. */
-    vl_cblock *u = best;
+    vl_cblock *u = best.u;
+    uintptr_t best_lo = best.lo;
+    size_t best_bytes = best.bytes;
     unmapped_remove(s, u);
     uintptr_t end = u->addr + u->size;
     if (best_lo > u->addr) {
@@ -257,7 +294,9 @@ static void release_range(vl_caching *c, vl_csegment *s)
     int rc = c->dev->ops->va_release(c->dev, (void *)s->base, s->size);
     if (rc != VL_DEV_OK) vl_caching_fatal("va_release of an expandable segment", rc);
     vl_segment_unlink(c, s);
-    s->pool->expandable = NULL;
+    vl_csegment **link = &s->pool->ranges;
+    while (*link != s) link = &(*link)->pool_next;
+    *link = s->pool_next;
     free(s);
 }
 
