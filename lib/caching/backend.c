@@ -27,9 +27,9 @@ static const vl_option_doc caching_options[] = {
      "rounded down); chunks start at one granule and double with the offset (64 per "
      "doubling), so the unmapped tail stays under 1/64 while growing takes few map calls", 0, 0},
     {"reclaim", VL_OPT_DOUBLE, "0.01", NULL,
-     "expandable: let reserved grow to (1 + this) x peak allocated; past that, unmap wholly "
-     "free chunks of any stream or pool before mapping more (memory moves where it is needed; "
-     "costs map/unmap calls, and on a GPU each unmap waits for the device like cudaFree); "
+     "expandable: let a stream's reserved grow to (1 + this) x its peak allocated; past that, "
+     "unmap its own wholly free chunks before mapping more (other streams' only when the device "
+     "is out of memory: on a GPU each unmap waits for the owning stream); "
      "-1: unmap only on trim and under memory pressure, like PyTorch", 0, 0},
     {"oom_report", VL_OPT_BOOL, "0", NULL, "print a PyTorch-style report to stderr on every OOM", 0, 0},
     {NULL, 0, NULL, NULL, NULL, 0, 0},
