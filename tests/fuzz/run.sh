@@ -26,7 +26,7 @@ for target in "$@"; do
     if [ -d "$seeds" ] && [ -n "$(ls -A "$seeds")" ]; then
         if ! find "$seeds" -type f -print0 | xargs -0 "$bin" -runs=1 >"$log.replay" 2>&1; then
             echo "fuzz $target: a stored input of $seeds fails; see $log.replay:" >&2
-            grep -E 'Running:|ERROR|runtime error|property violated|SUMMARY' "$log.replay" | tail -n 8 >&2
+            grep -aE 'Running:|ERROR|runtime error|property violated|SUMMARY' "$log.replay" | tail -n 8 >&2
             failed+=("$target"); continue
         fi
     fi
@@ -35,12 +35,12 @@ for target in "$@"; do
         -artifact_prefix="$dir/crashes/$target-" "${dict[@]}" "${corpora[@]}" \
         >"$log" 2>&1
     status=$?
-    runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -n 1)
-    cov=$(grep -oE 'cov: [0-9]+' "$log" | tail -n 1)
+    runs=$(grep -a '^stat::number_of_executed_units:' "$log" | sed 's/.*: *//' | tail -n 1)
+    cov=$(grep -aoE 'cov: [0-9]+' "$log" | tail -n 1)
     corpus=$(find "$work" -type f | wc -l)
     if [ $status -ne 0 ]; then
         echo "fuzz $target: FAILED after ${runs:-?} inputs (status $status); log $log, input in $dir/crashes/:" >&2
-        grep -E 'ERROR|runtime error|property violated|SUMMARY|Test unit written' "$log" | head -n 8 >&2
+        grep -aE 'ERROR|runtime error|property violated|SUMMARY|Test unit written' "$log" | head -n 8 >&2
         failed+=("$target")
     else
         echo "fuzz $target: ok, ${runs:-?} inputs in ${seconds}s, ${cov:-cov: ?}, scratch corpus $corpus files"
