@@ -126,6 +126,7 @@ fuzz-ci: fuzz-build
 # --- bad input -----------------------------------------------------------------------
 # `make bad-input SAN=1` runs the table against the sanitized programs (build-san/).
 bad-input: programs
+	@tests/bad_input/selftest.sh
 	@env $(VL_SAN_ENV) tests/bad_input/run.sh $(BUILD) tests/bad_input/table.tsv
 
 # --- GPU box -------------------------------------------------------------------------
