@@ -32,6 +32,8 @@ static const config configs[] = {
     {"sim:capacity=512MiB,granularity=64KiB,events=manual", "caching:segments=expandable,chunk=1MiB,roundup_div=4"},
     {"sim:capacity=1GiB,events=manual,overhead=100MiB", "caching:max_split=8MiB,gc=0.6,roundup_div=2"},
     {"sim:capacity=2GiB,granularity=4MiB,events=manual", "caching:segments=expandable,reclaim=-1,chunk=20MiB"},
+    /* a device smaller than the largest requests: further ranges, reclaim under pressure */
+    {"sim:capacity=192MiB,events=manual", "caching:segments=expandable,chunk=8MiB"},
 };
 #define NCONFIGS (sizeof configs / sizeof configs[0])
 
@@ -296,6 +298,7 @@ int main(void)
         cmocka_unit_test_prestate(test_random_ops, (void *)&configs[2]),
         cmocka_unit_test_prestate(test_random_ops, (void *)&configs[3]),
         cmocka_unit_test_prestate(test_random_ops, (void *)&configs[4]),
+        cmocka_unit_test_prestate(test_random_ops, (void *)&configs[5]),
         cmocka_unit_test(test_threads_classic),
         cmocka_unit_test(test_threads_expandable),
     };
