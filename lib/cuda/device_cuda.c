@@ -233,7 +233,8 @@ static int cuda_unmap(vl_device *d, void *addr, size_t size, vl_stream owner)
 {
     cuda_impl *c = impl_of(d);
     if (!c->vmm) return VL_DEV_UNSUPPORTED;
-    int prev = device_enter(c);
+    int prev = device_enter(c); /* first: a NULL owner means the current device's default stream
+                                   (PyTorch synchronised another GPU's, pytorch/pytorch#196258) */
     cudaError_t err = cudaStreamSynchronize((cudaStream_t)owner);
     device_leave(prev);
     if (err != cudaSuccess) return runtime_failure("cudaStreamSynchronize before cuMemUnmap", err);
