@@ -5,7 +5,7 @@
  *   slab.h/.c               block headers and small records without malloc
  *   core.c                  alloc / free: fit, split, coalesce, streams, OOM retry
  *   segments_classic.c      one device allocation per segment (PyTorch's default)
- *   segments_expandable.c   one growing VA range per stream and pool, mapped in chunks
+ *   segments_expandable.c   growing VA ranges per stream and pool, mapped in chunks
  *   chunks.h                where an expandable range's chunks start (sizes grow with offset)
  *   events.c                record_use and deferred reuse behind events
  *   stats.c                 statistics, memory summary, OOM report

@@ -11,7 +11,7 @@
 static const vl_option_doc caching_options[] = {
     {"segments", VL_OPT_ENUM, "classic", "classic|expandable",
      "classic: one device allocation per segment, sized like PyTorch's (2 MiB small, 20 MiB "
-     "for requests < 10 MiB, else rounded to 2 MiB); expandable: one growing virtual range "
+     "for requests < 10 MiB, else rounded to 2 MiB); expandable: growing virtual ranges "
      "per stream and pool, mapped in chunks on demand (needs VMM; the low-waste choice)", 1, 0},
     {"roundup_div", VL_OPT_INT, "0", NULL,
      "round requests up to one of N power-of-two divisions (PyTorch's roundup_power2_divisions; "
