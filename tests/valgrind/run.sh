@@ -16,23 +16,28 @@ mkdir -p "$logs"
 
 export VL_PROPTEST_OPS=${VL_PROPTEST_OPS:-20000} VL_THREADS_OPS=${VL_THREADS_OPS:-2000}
 failed=()
-for t in "$build"/tests/test_*; do
-    [ -x "$t" ] || continue
-    name=$(basename "$t")
-    # shellcheck disable=SC2086 # the command is a program and its flags
-    timeout 1200 $valgrind_cmd --log-file="$logs/$name.log" "$t" >"$logs/$name.out" 2>&1
+# Runs one command under memcheck and reports it in one line; the log is LOGS/NAME.log.
+check() { # name command...
+    local name=$1 rc errors definite
+    shift
+    # shellcheck disable=SC2086 # the valgrind command is a program and its flags
+    timeout 1200 $valgrind_cmd --log-file="$logs/$name.log" "$@" >"$logs/$name.out" 2>&1 </dev/null
     rc=$?
     errors=$(sed -n 's/.*ERROR SUMMARY: \([0-9]*\) errors.*/\1/p' "$logs/$name.log" | tail -n 1)
     definite=$(sed -n 's/.*definitely lost: \([0-9,]*\) bytes.*/\1/p' "$logs/$name.log" | tail -n 1)
     if [ $rc -ne 0 ]; then
         failed+=("$name")
-        echo "valgrind $name: FAILED (exit $rc, ${errors:-?} errors, definitely lost ${definite:-0} bytes); log $logs/$name.log"
+        echo "valgrind $*: FAILED (exit $rc, ${errors:-?} errors, definitely lost ${definite:-0} bytes); log $logs/$name.log"
         grep -E '^==[0-9]+== (Invalid|Conditional|Use of|Syscall|Mismatched|Source and dest|[0-9,]+ bytes in)' "$logs/$name.log" |
             head -n 5
         tail -n 3 "$logs/$name.out"
     else
-        echo "valgrind $name: clean (${errors:-0} errors, definitely lost ${definite:-0} bytes)"
+        echo "valgrind $*: clean (${errors:-0} errors, definitely lost ${definite:-0} bytes)"
     fi
+}
+
+for t in "$build"/tests/test_*; do
+    [ -x "$t" ] && check "$(basename "$t")" "$t"
 done
 
 # The programs that run on the simulated device, end to end (--quick): the same frame,
@@ -48,18 +53,7 @@ for bin in "$build"/bin/*; do
     args=(--device sim:capacity=16GiB --quick -o "$logs/$name.csv")
     [[ $help == *"--alloc SPEC"* ]] && args+=(--alloc caching)
     [[ $help == *"--trace "* ]] && args+=(--trace "$trace")
-    # shellcheck disable=SC2086
-    timeout 1200 $valgrind_cmd --log-file="$logs/$name.log" "$bin" "${args[@]}" >"$logs/$name.out" 2>&1 </dev/null
-    rc=$?
-    errors=$(sed -n 's/.*ERROR SUMMARY: \([0-9]*\) errors.*/\1/p' "$logs/$name.log" | tail -n 1)
-    if [ $rc -ne 0 ]; then
-        failed+=("$name")
-        echo "valgrind $name ${args[*]}: FAILED (exit $rc, ${errors:-?} errors); log $logs/$name.log"
-        grep -E '^==[0-9]+== (Invalid|Conditional|Use of|Syscall|Mismatched|[0-9,]+ bytes in)' "$logs/$name.log" | head -n 5
-        tail -n 3 "$logs/$name.out"
-    else
-        echo "valgrind $name ${args[*]}: clean (${errors:-0} errors)"
-    fi
+    check "$name" "$bin" "${args[@]}"
 done
 
 if [ ${#failed[@]} -gt 0 ]; then
