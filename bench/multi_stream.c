@@ -41,14 +41,11 @@ static const vl_cli_opt options[] = {
     {NULL},
 };
 
-static const vl_program_def def = {
-    .summary = "allocations on N streams with a spin kernel between them: kernels/s (RMM multi_stream_allocations)",
-    .default_alloc = "raw",
-    .needs_cuda = 1,
-    .options = options,
-};
+static int counts[MAX_STREAM_COUNTS];
+static size_t ncounts;
+static int do_own, do_cross;
 
-static size_t parse_counts(vl_cli *cli, int *counts)
+static size_t parse_counts(vl_cli *cli)
 {
     size_t n = 0;
     const char *s = stream_list;
@@ -63,6 +60,24 @@ static size_t parse_counts(vl_cli *cli, int *counts)
     if (n == 0) vl_cli_usage_error(cli, "--streams: no stream count given");
     return n;
 }
+
+/* Before the device is opened: bad values are usage errors everywhere. */
+static void check_options(vl_cli *cli)
+{
+    if (cli->quick && strcmp(stream_list, "1,2,4,8") == 0) stream_list = "1,4";
+    ncounts = parse_counts(cli);
+    do_own = strstr(pattern_list, "own") != NULL;
+    do_cross = strstr(pattern_list, "cross") != NULL;
+    if (!do_own && !do_cross) vl_cli_usage_error(cli, "--pattern: expected own, cross or own,cross");
+}
+
+static const vl_program_def def = {
+    .summary = "allocations on N streams with a spin kernel between them: kernels/s (RMM multi_stream_allocations)",
+    .default_alloc = "raw",
+    .needs_cuda = 1,
+    .options = options,
+    .check_options = check_options,
+};
 
 /* One repetition; returns wall ns. alloc_ns receives one sample per alloc. Counts OOMs. */
 static double run_once(vl_program *p, vl_stream *streams, int n, int cross, double *alloc_ns, size_t *ooms)
@@ -95,16 +110,12 @@ int main(int argc, char **argv)
     vl_program p;
     vl_program_start(&p, &def, argc, argv);
     if (p.cli.quick) {
-        if (strcmp(stream_list, "1,2,4,8") == 0) stream_list = "1,4";
         iters = iters > 20 ? 20 : iters;
         reps = reps > 3 ? 3 : reps;
     }
-    int counts[MAX_STREAM_COUNTS], max_streams = 0;
-    size_t ncounts = parse_counts(&p.cli, counts);
+    int max_streams = 0;
     for (size_t i = 0; i < ncounts; i++)
         if (counts[i] > max_streams) max_streams = counts[i];
-    int do_own = strstr(pattern_list, "own") != NULL, do_cross = strstr(pattern_list, "cross") != NULL;
-    if (!do_own && !do_cross) vl_cli_usage_error(&p.cli, "--pattern: expected own, cross or own,cross");
 
     vl_bench_streams streams;
     double *kps = malloc((size_t)reps * sizeof *kps);

@@ -13,14 +13,21 @@
 #include "exitcodes.h"
 #include "size.h"
 
+void vl_one_line(char *text)
+{
+    for (unsigned char *c = (unsigned char *)text; *c; c++)
+        if (*c < 0x20 || *c == 0x7f) *c = '?';
+}
+
 void vl_cli_usage_error(const vl_cli *cli, const char *fmt, ...)
 {
+    char msg[1024];
     va_list ap;
-    fprintf(stderr, "%s: ", cli->prog);
     va_start(ap, fmt);
-    vfprintf(stderr, fmt, ap);
+    vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
-    fprintf(stderr, " (try --help)\n");
+    vl_one_line(msg); /* a value with a newline in it must not break the one-line error */
+    fprintf(stderr, "%s: %s (try --help)\n", cli->prog, msg);
     exit(VL_EXIT_USAGE);
 }
 

@@ -43,6 +43,10 @@ typedef struct vl_cli {
 void vl_cli_parse(vl_cli *cli, int argc, char **argv, const vl_cli_opt *extra,
                   const char **positional, int max_positional, int *npositional);
 
+/* Replaces control characters (newlines included) with '?', so that text quoted from
+ * the user stays on one line of an error message. */
+void vl_one_line(char *text);
+
 /* One-line usage error and exit(VL_EXIT_USAGE). */
 void vl_cli_usage_error(const vl_cli *cli, const char *fmt, ...) __attribute__((format(printf, 2, 3), noreturn));
 

@@ -20,6 +20,7 @@ void vl_program_start(vl_program *p, const vl_program_def *def, int argc, char *
     p->cli.device_spec = "cuda";
     p->cli.seed = 42;
     vl_cli_parse(&p->cli, argc, argv, def->options, NULL, 0, NULL);
+    if (def->check_options) def->check_options(&p->cli);
 
     char err[512];
     int status;
@@ -27,6 +28,7 @@ void vl_program_start(vl_program *p, const vl_program_def *def, int argc, char *
         vl_cli_usage_error(&p->cli, "this program needs a real GPU; --device sim is not supported");
     p->dev = vl_device_open(p->cli.device_spec, &status, err, sizeof err);
     if (!p->dev) {
+        vl_one_line(err);
         fprintf(stderr, "%s: %s%s\n", p->cli.prog, err, status == VL_EXIT_SKIP ? " (skipped)" : "");
         exit(status);
     }
@@ -35,7 +37,8 @@ void vl_program_start(vl_program *p, const vl_program_def *def, int argc, char *
     if (!p->cli.no_alloc) {
         p->alloc = vl_alloc_open(p->cli.alloc_spec, p->dev, &status, err, sizeof err);
         if (!p->alloc) {
-            fprintf(stderr, "%s: --alloc %s: %s\n", p->cli.prog, p->cli.alloc_spec, err);
+            vl_one_line(err);
+            fprintf(stderr, "%s: --alloc: %s\n", p->cli.prog, err);
             vl_device_close(p->dev);
             exit(status);
         }

@@ -25,6 +25,10 @@ typedef struct vl_program_def {
     const char *default_alloc;  /* NULL: the program takes no --alloc */
     int needs_cuda;             /* 1: refuses --device sim (exit 77 unless --device sim given: exit 2) */
     const vl_cli_opt *options;  /* the program's own options, may be NULL */
+    /* Checks the program's own options once parsed, before the device is opened, so a
+     * bad value is a usage error (exit 2) also on a machine without a GPU. May be NULL;
+     * reports with vl_cli_usage_error. */
+    void (*check_options)(vl_cli *cli);
 } vl_program_def;
 
 /* Exits on usage errors (2) and when no CUDA device is there (77). */
