@@ -34,11 +34,20 @@ static const vl_cli_opt options[] = {
     {NULL},
 };
 
+/* Before the device is opened: bad values are usage errors everywhere. */
+static void check_options(vl_cli *cli)
+{
+    if (strcmp(dist_name, "uniform") != 0 && strcmp(dist_name, "log-uniform") != 0)
+        vl_cli_usage_error(cli, "--dist: expected uniform or log-uniform, not '%s'", dist_name);
+    if (min_size > max_size) vl_cli_usage_error(cli, "--min-size is larger than --max-size");
+}
+
 static const vl_program_def def = {
     .summary = "random allocations and frees (RMM random_allocations): ns per op, percentiles, peak reserved",
     .default_alloc = "caching",
     .needs_cuda = 0,
     .options = options,
+    .check_options = check_options,
 };
 
 typedef struct block {
@@ -107,10 +116,6 @@ int main(int argc, char **argv)
         ops = ops > 20000 ? 20000 : ops;
         warmup_ops = warmup_ops > 2000 ? 2000 : warmup_ops;
     }
-    if (strcmp(dist_name, "uniform") != 0 && strcmp(dist_name, "log-uniform") != 0)
-        vl_cli_usage_error(&p.cli, "--dist: expected uniform or log-uniform, not '%s'", dist_name);
-    if (min_size > max_size) vl_cli_usage_error(&p.cli, "--min-size is larger than --max-size");
-
     churn c = {.a = p.alloc, .log_uniform = strcmp(dist_name, "log-uniform") == 0, .cap_bytes = max_live};
     uint64_t mem_cap = (uint64_t)((double)p.free_at_start * 0.8);
     if (mem_cap && c.cap_bytes > mem_cap) c.cap_bytes = mem_cap;

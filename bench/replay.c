@@ -96,6 +96,12 @@ static int parse_pickle(const char *argv0, const char *path, vl_trace_options op
     if (in) fclose(in);
     int status = 0;
     waitpid(pid, &status, 0);
+    if (WIFEXITED(status) && WEXITSTATUS(status) == 2) {
+        /* The converter said what is wrong with the pickle, in one line: add none. */
+        if (prc == 0) vl_trace_free(t);
+        err[0] = '\0';
+        return -2;
+    }
     if (prc == 0 && !(WIFEXITED(status) && WEXITSTATUS(status) == 0)) {
         vl_trace_free(t);
         snprintf(err, errlen, "%.200s failed (exit status %d)", conv, WIFEXITED(status) ? WEXITSTATUS(status) : -1);
@@ -175,6 +181,12 @@ static void load_trace(const char *prog, const char *argv0, vl_trace *t)
         rc = vl_trace_parse_file(in, &opt, t, err, sizeof err);
     }
     if (!from_stdin) fclose(in);
+    if (rc == -2) exit(VL_EXIT_USAGE); /* already reported by the converter */
+    if (rc == 0 && t->nops == 0) {
+        vl_trace_free(t);
+        snprintf(err, sizeof err, "the trace has no operations");
+        rc = -1;
+    }
     if (rc != 0) {
         /* Parser errors start with the line number: "12: reason" -> "FILE:12: reason". */
         fprintf(stderr, "%s: %s:%s%s\n", prog, from_stdin ? "<stdin>" : trace_path,
