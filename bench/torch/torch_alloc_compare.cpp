@@ -51,7 +51,7 @@ const vl_cli_opt options[] = {
 
 const vl_program_def def = {
     "vramlab caching vs PyTorch's caching allocator vs cudaMallocAsync: cache-hit pair and churn ns/op",
-    NULL, 1, options,
+    NULL, 1, options, nullptr,
 };
 
 const size_t pair_sizes[] = {512, 64 << 10, 1 << 20, 16 << 20};
