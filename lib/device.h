@@ -36,10 +36,11 @@ typedef struct vl_device_ops {
      * [addr, addr+size) with ONE new physical allocation and makes it accessible;
      * size is a multiple of d->granularity. unmap unmaps and releases exactly a range
      * that one map call created (not a part of it, not two at once); it first waits for
-     * the work already queued on `owner`, which may still use the range (cuMemUnmap
-     * itself does not wait). The caller guarantees that no other stream's queued work
-     * uses it (the caching allocator holds blocks used on other streams back behind
-     * events until those complete), so one stream is waited for, not the device. */
+     * work already queued that may still use the range (cuMemUnmap itself does not
+     * wait). `owner` is the stream whose work may use it (other streams' uses are held
+     * back behind record_use events): the sim device completes that stream's events;
+     * the cuda device waits for the whole device, because the program may already
+     * have destroyed `owner`. */
     int (*va_reserve)(vl_device *d, size_t size, void **out);
     int (*va_release)(vl_device *d, void *addr, size_t size);
     int (*map)(vl_device *d, void *addr, size_t size);

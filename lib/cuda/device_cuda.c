@@ -225,19 +225,21 @@ static int cuda_map(vl_device *d, void *addr, size_t size)
  * caching allocator frees blocks in stream order (a kernel queued before the free may
  * still read the block), so unmapping such a chunk at once pulls the pages from under
  * that kernel: an illegal-address fault (seen with PyTorch training on expandable
- * segments). So unmap first waits for the stream that owns the range, like PyTorch's
- * expandable segments; other streams cannot use it (device.h), and waiting for the
- * whole device made every unmap wait for all streams' kernels (H200, 4 streams: a
- * loop that moved chunks between streams ran at 4.4k steps/s against 75k). */
+ * segments). So unmap first waits for the device, as cudaFree does. Not for the owner
+ * stream alone (PyTorch's choice): vramlab's programs own their streams and may destroy
+ * one while the allocator still caches blocks of it, and cudaStreamSynchronize on a
+ * destroyed stream crashed (H200: async_free_race and free_stall with expandable
+ * segments, SIGSEGV at exit). Waiting for the device costs only when chunks are unmapped,
+ * which the stream-local reclaim keeps off the steady state (lib/caching/README.md). */
 static int cuda_unmap(vl_device *d, void *addr, size_t size, vl_stream owner)
 {
+    (void)owner;
     cuda_impl *c = impl_of(d);
     if (!c->vmm) return VL_DEV_UNSUPPORTED;
-    int prev = device_enter(c); /* first: a NULL owner means the current device's default stream
-                                   (PyTorch synchronised another GPU's, pytorch/pytorch#196258) */
-    cudaError_t err = cudaStreamSynchronize((cudaStream_t)owner);
+    int prev = device_enter(c);
+    cudaError_t err = cudaDeviceSynchronize();
     device_leave(prev);
-    if (err != cudaSuccess) return runtime_failure("cudaStreamSynchronize before cuMemUnmap", err);
+    if (err != cudaSuccess) return runtime_failure("cudaDeviceSynchronize before cuMemUnmap", err);
     CUresult r = driver_api.cuMemUnmap((CUdeviceptr)(uintptr_t)addr, size);
     return r == CUDA_SUCCESS ? VL_DEV_OK : driver_failure("cuMemUnmap", r);
 }
