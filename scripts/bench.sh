@@ -62,6 +62,7 @@ total=${#jobs[@]}
 [ "$total" -gt 0 ] || { echo "bench: the suite is empty" >&2; exit 1; }
 
 manifest=$out/manifest.csv
+declare -A count_ok count_skipped count_failed # per program, for the summary
 echo "program,device,alloc,status,exit_code,seconds,csv" >"$manifest"
 n=0 failed=0 start_all=$(date +%s.%N)
 for job in "${jobs[@]}"; do
@@ -91,6 +92,12 @@ for job in "${jobs[@]}"; do
     fi
     secs=$(awk -v a="$(date +%s.%N)" -v b="$t0" 'BEGIN { printf "%.2f", a - b }')
     case $rc in 0) status=ok ;; 77) status=skipped ;; *) status=failed; failed=$((failed + 1)) ;; esac
+    : "${count_ok[$prog]:=0}" "${count_skipped[$prog]:=0}" "${count_failed[$prog]:=0}"
+    case $status in
+    ok) count_ok[$prog]=$((count_ok[$prog] + 1)) ;;
+    skipped) count_skipped[$prog]=$((count_skipped[$prog] + 1)) ;;
+    failed) count_failed[$prog]=$((count_failed[$prog] + 1)) ;;
+    esac
     printf '%-7s %6.1fs\n' "$status" "$secs"
     [ "$status" = failed ] && sed 's/^/        /' "$out/logs/$prog.$tag.log" | tail -3
     echo "$prog,$dev,\"$alloc\",$status,$rc,$secs,$(basename "$csv")" >>"$manifest"
@@ -106,7 +113,8 @@ fi
 echo
 echo "== summary: $out ($(printf '%.0f' "$elapsed") s) =="
 printf '%-24s %4s %8s %7s\n' program ok skipped failed
-awk -F, 'NR > 1 { key = $1; st[key "," $4]++; progs[key] = 1 }
-    END { for (p in progs) printf "%-24s %4d %8d %7d\n", p, st[p ",ok"], st[p ",skipped"], st[p ",failed"] }' "$manifest" | sort
+for prog in $(printf '%s\n' "${!count_ok[@]}" | sort); do
+    printf '%-24s %4d %8d %7d\n' "$prog" "${count_ok[$prog]}" "${count_skipped[$prog]}" "${count_failed[$prog]}"
+done
 echo "results: $out   manifest: $manifest"
 [ "$failed" -eq 0 ]
