@@ -22,10 +22,11 @@ static const vl_option_doc caching_options[] = {
     {"gc", VL_OPT_DOUBLE, "0", NULL,
      "classic: before growing past this fraction of device capacity, give back entirely free "
      "segments, oldest first (PyTorch's garbage_collection_threshold); 0: off", 0, 0},
-    {"chunk", VL_OPT_SIZE, "32MiB", NULL,
+    {"chunk", VL_OPT_SIZE, "2MiB", NULL,
      "expandable: largest mapping unit (a power-of-two multiple of the device granularity, "
      "rounded down); chunks start at one granule and double with the offset (64 per "
-     "doubling), so the unmapped tail stays under 1/64 while growing takes few map calls", 0, 0},
+     "doubling). 2MiB (one granule, as PyTorch) wastes least; larger chunks take fewer map "
+     "calls while growing but strand more free memory in partly used chunks", 0, 0},
     {"reclaim", VL_OPT_DOUBLE, "0.01", NULL,
      "expandable: let a stream's reserved grow to (1 + this) x its peak allocated; past that, "
      "unmap its own wholly free chunks before mapping more (other streams' only when the device "
