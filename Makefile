@@ -12,6 +12,9 @@
 SHELL := /bin/bash
 .DEFAULT_GOAL := all
 .DELETE_ON_ERROR:
+# Keep objects of programs and tests: they are intermediate files to make, and a second
+# `make` would otherwise compile them again.
+.SECONDARY:
 
 NVCC ?= $(or $(shell command -v nvcc 2>/dev/null),/usr/local/cuda/bin/nvcc)
 CUDA_HOME ?= $(patsubst %/bin/nvcc,%,$(NVCC))
