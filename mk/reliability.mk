@@ -66,9 +66,8 @@ valgrind:
 
 # --- fuzzing -------------------------------------------------------------------------
 # libFuzzer targets are tests/fuzz/fuzz_NAME.c with seeds in tests/corpus/NAME/. They link
-# every C source of the library compiled with clang, as objects rather than an archive
-# so that the weak backend references of lib/alloc.c resolve and the real option tables
-# are fuzzed. CUDA runtime/driver calls (and the .cu kernel wrappers) are replaced by
+# every C source of the library compiled with clang (as objects), so that the real
+# backend registry and option tables are fuzzed. CUDA runtime/driver calls (and the .cu kernel wrappers) are replaced by
 # generated stubs that abort: a parser that reached the device would be reported, and
 # cudart is never linked.
 FUZZ_CC ?= clang
