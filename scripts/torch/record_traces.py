@@ -37,6 +37,8 @@ ALLOCATORS = {
     "torch-expandable": ({"PYTORCH_CUDA_ALLOC_CONF": "expandable_segments:True"}, False, False),
     "vramlab": ({"VRAMLAB_ALLOC": "caching"}, True, False),
     "vramlab-expandable": ({"VRAMLAB_ALLOC": "caching:segments=expandable"}, True, False),
+    # unmaps only on trim or under memory pressure, as PyTorch's expandable segments
+    "vramlab-expandable-noreclaim": ({"VRAMLAB_ALLOC": "caching:segments=expandable,reclaim=-1"}, True, False),
 }
 
 
