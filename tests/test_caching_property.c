@@ -20,6 +20,8 @@
 
 #include "caching/addrmap.h"
 #include "rng.h"
+#include "support/env.h"
+#include "support/live_ranges.h"
 
 typedef struct config {
     const char *device;
@@ -37,63 +39,29 @@ static const config configs[] = {
 };
 #define NCONFIGS (sizeof configs / sizeof configs[0])
 
-static uint64_t env_u64(const char *name, uint64_t fallback)
-{
-    const char *v = getenv(name);
-    return v && *v ? strtoull(v, NULL, 10) : fallback;
-}
-
-/* The test's own record of what is live, sorted by address (binary search + memmove:
- * a few hundred entries). */
-typedef struct live_block {
-    uintptr_t addr;
-    size_t size, requested;
-} live_block;
-
+/* The test's own record of what is live (tests/support/live_ranges.h), with the sums
+ * the allocator's statistics must equal. */
 typedef struct live_set {
-    live_block *v;
-    size_t n, cap;
+    live_ranges ranges;
     int64_t requested, allocated;
 } live_set;
 
-static size_t lower_bound(const live_set *ls, uintptr_t addr)
-{
-    size_t lo = 0, hi = ls->n;
-    while (lo < hi) {
-        size_t mid = (lo + hi) / 2;
-        if (ls->v[mid].addr < addr) lo = mid + 1;
-        else hi = mid;
-    }
-    return lo;
-}
-
 static void live_add(live_set *ls, uintptr_t addr, size_t size, size_t requested)
 {
-    size_t i = lower_bound(ls, addr);
-    if (i < ls->n && addr + size > ls->v[i].addr)
-        fail_msg("block %#lx+%zu overlaps live block %#lx", (unsigned long)addr, size, (unsigned long)ls->v[i].addr);
-    if (i > 0 && ls->v[i - 1].addr + ls->v[i - 1].size > addr)
-        fail_msg("block %#lx overlaps live block %#lx+%zu", (unsigned long)addr, (unsigned long)ls->v[i - 1].addr, ls->v[i - 1].size);
-    if (ls->n == ls->cap) {
-        ls->cap = ls->cap ? ls->cap * 2 : 256;
-        ls->v = realloc(ls->v, ls->cap * sizeof *ls->v);
-        assert_non_null(ls->v);
-    }
-    memmove(&ls->v[i + 1], &ls->v[i], (ls->n - i) * sizeof *ls->v);
-    ls->v[i] = (live_block){addr, size, requested};
-    ls->n++;
+    const live_range *clash = live_ranges_add(&ls->ranges, (live_range){addr, addr + size, requested, 0});
+    if (clash)
+        fail_msg("block %#lx+%zu overlaps live block %#lx+%zu", (unsigned long)addr, size, (unsigned long)clash->lo,
+                 (size_t)(clash->hi - clash->lo));
     ls->requested += (int64_t)requested;
     ls->allocated += (int64_t)size;
 }
 
-static live_block live_take(live_set *ls, size_t i)
+static live_range live_take(live_set *ls, size_t i)
 {
-    live_block b = ls->v[i];
-    memmove(&ls->v[i], &ls->v[i + 1], (ls->n - i - 1) * sizeof *ls->v);
-    ls->n--;
-    ls->requested -= (int64_t)b.requested;
-    ls->allocated -= (int64_t)b.size;
-    return b;
+    live_range r = live_ranges_take(&ls->ranges, i);
+    ls->requested -= (int64_t)r.requested;
+    ls->allocated -= (int64_t)(r.hi - r.lo);
+    return r;
 }
 
 /* Mostly small, some large, a few huge enough to run a 1 GiB device out of memory. */
@@ -131,7 +99,7 @@ static void run_random_ops(const config *cfg, uint64_t ops, uint64_t seed, uint6
     vl_stream stream = NULL;
     for (uint64_t step = 0; step < ops; step++) {
         uint64_t k = vl_rng_below(&r, 1000);
-        int want_alloc = ls.n < 200 ? k < 520 : k < 300;
+        int want_alloc = ls.ranges.n < 200 ? k < 520 : k < 300;
         if (k >= 990) {
             vl_trim(a);
         } else if (k >= 950) {
@@ -139,10 +107,10 @@ static void run_random_ops(const config *cfg, uint64_t ops, uint64_t seed, uint6
             else vl_sim_complete_stream(d, S(vl_rng_below(&r, 4)));
         } else if (k >= 900) {
             stream = S(vl_rng_below(&r, 4)); /* S(0) is the default stream */
-        } else if (k >= 850 && ls.n) {
-            size_t i = (size_t)vl_rng_below(&r, ls.n);
-            assert_int_equal(vl_record_use(a, (void *)ls.v[i].addr, S(vl_rng_below(&r, 4))), VL_OK);
-        } else if (want_alloc || !ls.n) {
+        } else if (k >= 850 && ls.ranges.n) {
+            size_t i = (size_t)vl_rng_below(&r, ls.ranges.n);
+            assert_int_equal(vl_record_use(a, (void *)ls.ranges.v[i].lo, S(vl_rng_below(&r, 4))), VL_OK);
+        } else if (want_alloc || !ls.ranges.n) {
             size_t size = random_size(&r);
             void *p = vl_allocate(a, size, stream);
             if (!p) {
@@ -155,14 +123,14 @@ static void run_random_ops(const config *cfg, uint64_t ops, uint64_t seed, uint6
                 live_add(&ls, (uintptr_t)p, block, size);
             }
         } else {
-            live_block b = live_take(&ls, (size_t)vl_rng_below(&r, ls.n));
-            vl_deallocate(a, (void *)b.addr, b.requested, vl_rng_below(&r, 8) ? stream : S(3));
+            live_range b = live_take(&ls, (size_t)vl_rng_below(&r, ls.ranges.n));
+            vl_deallocate(a, (void *)b.lo, b.requested, vl_rng_below(&r, 8) ? stream : S(3));
         }
         check_step(a, d, &ls, check_every && step % check_every == 0, step);
     }
-    while (ls.n) {
-        live_block b = live_take(&ls, ls.n - 1);
-        vl_deallocate(a, (void *)b.addr, b.requested, NULL);
+    while (ls.ranges.n) {
+        live_range b = live_take(&ls, ls.ranges.n - 1);
+        vl_deallocate(a, (void *)b.lo, b.requested, NULL);
     }
     vl_trim(a); /* waits for every deferred free */
     check_step(a, d, &ls, 1, ops);
@@ -176,7 +144,7 @@ static void run_random_ops(const config *cfg, uint64_t ops, uint64_t seed, uint6
     print_message("%s on %s: %lu ops, %lld OOMs, %lld device allocs, peak reserved/allocated %.3f\n", cfg->alloc,
                   cfg->device, (unsigned long)ops, (long long)ooms, (long long)st.device_allocs,
                   st.peak_allocated_bytes ? (double)st.peak_reserved_bytes / (double)st.peak_allocated_bytes : 0.0);
-    free(ls.v);
+    live_ranges_free(&ls.ranges);
     vl_alloc_close(a);
     vl_device_close(d);
 }
@@ -184,9 +152,9 @@ static void run_random_ops(const config *cfg, uint64_t ops, uint64_t seed, uint6
 static void test_random_ops(void **state)
 {
     const config *cfg = *state;
-    uint64_t ops = env_u64("VL_PROPTEST_OPS", 200000) / NCONFIGS;
-    uint64_t seed = env_u64("VL_PROPTEST_SEED", 1);
-    uint64_t every = env_u64("VL_PROPTEST_CHECK_EVERY", 1);
+    uint64_t ops = vl_test_env_u64("VL_PROPTEST_OPS", 200000) / NCONFIGS;
+    uint64_t seed = vl_test_env_u64("VL_PROPTEST_SEED", 1);
+    uint64_t every = vl_test_env_u64("VL_PROPTEST_CHECK_EVERY", 1);
     run_random_ops(cfg, ops, seed * 1000003u + (uint64_t)(cfg - configs), every);
 }
 
@@ -252,7 +220,7 @@ static void *worker_main(void *arg)
 static void run_threads(const char *alloc_spec)
 {
     vl_device *d = sim_open("sim:capacity=8GiB");
-    shared sh = {.a = caching_open(d, alloc_spec), .ops = env_u64("VL_PROPTEST_OPS", 200000) / 4 / THREADS};
+    shared sh = {.a = caching_open(d, alloc_spec), .ops = vl_test_env_u64("VL_PROPTEST_OPS", 200000) / 4 / THREADS};
     pthread_mutex_init(&sh.lock, NULL);
     assert_int_equal(vl_addrmap_init(&sh.live, 1024), 0);
     pthread_t t[THREADS];

@@ -27,64 +27,32 @@
 #include "exitcodes.h"
 #include "kernels/pattern.h"
 #include "rng.h"
+#include "support/env.h"
+#include "support/live_ranges.h"
 
 #define MAX_THREADS 64
 #define SLOTS 48
 #define FILL_CAP_BYTES ((size_t)256 << 10) /* pattern-check at most this much of a block */
 
-static uint64_t env_u64(const char *name, uint64_t fallback)
-{
-    const char *v = getenv(name);
-    return v && *v ? strtoull(v, NULL, 10) : fallback;
-}
-
 /* --- the live set: every block handed out and not yet freed, as address ranges ----- */
-
-typedef struct range {
-    uintptr_t lo, hi; /* [lo, hi) */
-    int owner;
-} range;
 
 typedef struct live_set {
     pthread_mutex_t lock;
-    range *r; /* sorted by lo, pairwise disjoint */
-    size_t n, cap;
-    uint64_t overlaps; /* blocks handed out while overlapping a live one */
+    live_ranges ranges; /* tests/support/live_ranges.h */
+    uint64_t overlaps;  /* blocks handed out while overlapping a live one */
     char first_overlap[160];
 } live_set;
-
-static size_t lower_bound(const live_set *ls, uintptr_t lo)
-{
-    size_t a = 0, b = ls->n;
-    while (a < b) {
-        size_t m = (a + b) / 2;
-        if (ls->r[m].lo < lo) a = m + 1;
-        else b = m;
-    }
-    return a;
-}
 
 /* Records [p, p+size) unless it overlaps a live range: that is a duplicated block. */
 static void live_add(live_set *ls, void *p, size_t size, int owner)
 {
-    uintptr_t lo = (uintptr_t)p, hi = lo + (size ? size : 1);
+    uintptr_t lo = (uintptr_t)p;
     pthread_mutex_lock(&ls->lock);
-    size_t i = lower_bound(ls, lo);
-    const range *clash = i < ls->n && ls->r[i].lo < hi ? &ls->r[i] : i > 0 && ls->r[i - 1].hi > lo ? &ls->r[i - 1] : NULL;
-    if (clash) {
-        if (ls->overlaps++ == 0)
-            snprintf(ls->first_overlap, sizeof ls->first_overlap,
-                     "thread %d got [%#lx, %#lx) while thread %d holds [%#lx, %#lx)", owner, (unsigned long)lo,
-                     (unsigned long)hi, clash->owner, (unsigned long)clash->lo, (unsigned long)clash->hi);
-    } else {
-        if (ls->n == ls->cap) {
-            ls->cap = ls->cap ? 2 * ls->cap : 1024;
-            ls->r = realloc(ls->r, ls->cap * sizeof *ls->r);
-        }
-        memmove(&ls->r[i + 1], &ls->r[i], (ls->n - i) * sizeof *ls->r);
-        ls->r[i] = (range){lo, hi, owner};
-        ls->n++;
-    }
+    const live_range *clash = live_ranges_add(&ls->ranges, (live_range){lo, lo + size, size, owner});
+    if (clash && ls->overlaps++ == 0)
+        snprintf(ls->first_overlap, sizeof ls->first_overlap,
+                 "thread %d got [%#lx, %#lx) while thread %d holds [%#lx, %#lx)", owner, (unsigned long)lo,
+                 (unsigned long)(lo + size), clash->owner, (unsigned long)clash->lo, (unsigned long)clash->hi);
     pthread_mutex_unlock(&ls->lock);
 }
 
@@ -92,11 +60,8 @@ static void live_add(live_set *ls, void *p, size_t size, int owner)
 static void live_remove(live_set *ls, void *p)
 {
     pthread_mutex_lock(&ls->lock);
-    size_t i = lower_bound(ls, (uintptr_t)p);
-    if (i < ls->n && ls->r[i].lo == (uintptr_t)p) {
-        memmove(&ls->r[i], &ls->r[i + 1], (ls->n - i - 1) * sizeof *ls->r);
-        ls->n--;
-    }
+    ptrdiff_t i = live_ranges_find(&ls->ranges, (uintptr_t)p);
+    if (i >= 0) live_ranges_take(&ls->ranges, (size_t)i);
     pthread_mutex_unlock(&ls->lock);
 }
 
@@ -207,9 +172,9 @@ static vl_device *open_device_or_skip(const char *spec)
 static void run_threads(const char *device_spec, const char *alloc_spec, int with_monitor)
 {
     vl_device *dev = open_device_or_skip(device_spec);
-    int nthreads = (int)env_u64("VL_THREADS_N", 8);
+    int nthreads = (int)vl_test_env_u64("VL_THREADS_N", 8);
     if (nthreads < 1 || nthreads > MAX_THREADS) fail_msg("VL_THREADS_N must be 1..%d", MAX_THREADS);
-    shared sh = {.dev = dev, .ops_per_thread = env_u64("VL_THREADS_OPS", dev->simulated ? 20000 : 4000)};
+    shared sh = {.dev = dev, .ops_per_thread = vl_test_env_u64("VL_THREADS_OPS", dev->simulated ? 20000 : 4000)};
     pthread_mutex_init(&sh.live.lock, NULL);
 
     worker w[MAX_THREADS];
@@ -276,7 +241,7 @@ static void run_threads(const char *device_spec, const char *alloc_spec, int wit
     if (sh.live.overlaps) fail_msg("%llu blocks handed out twice; first: %s", (unsigned long long)sh.live.overlaps,
                                    sh.live.first_overlap);
     assert_int_equal(corrupted, 0);
-    assert_int_equal(sh.live.n, 0);
+    assert_int_equal(sh.live.ranges.n, 0);
     assert_true(allocs > ooms); /* the test exercised the allocator, not only its OOM path */
     if (vl_caching_check(sh.a, err, sizeof err) != 0) fail_msg("invariant broken after the run: %s", err);
 
@@ -304,7 +269,7 @@ static void run_threads(const char *device_spec, const char *alloc_spec, int wit
         for (int i = 0; i < nthreads; i++) VL_CUDA_CHECK(cudaStreamDestroy((cudaStream_t)w[i].stream));
         VL_CUDA_CHECK(cudaFree(mismatches));
     }
-    free(sh.live.r);
+    live_ranges_free(&sh.live.ranges);
     pthread_mutex_destroy(&sh.live.lock);
     vl_device_close(dev);
 }
@@ -322,12 +287,12 @@ static void test_live_set_sees_overlaps(void **state)
     live_add(&ls, (void *)(uintptr_t)0x0ff0, 0x20, 5); /* straddles two */
     live_add(&ls, (void *)(uintptr_t)0x1000, 0x100, 6); /* the same block again */
     assert_int_equal(ls.overlaps, 3);
-    assert_int_equal(ls.n, 3);
+    assert_int_equal(ls.ranges.n, 3);
     live_remove(&ls, (void *)(uintptr_t)0x1000);
     live_add(&ls, (void *)(uintptr_t)0x1080, 0x10, 7); /* free now */
     assert_int_equal(ls.overlaps, 3);
-    assert_int_equal(ls.n, 3);
-    free(ls.r);
+    assert_int_equal(ls.ranges.n, 3);
+    live_ranges_free(&ls.ranges);
 }
 
 static void test_threads_sim_classic(void **state)
