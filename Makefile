@@ -126,7 +126,7 @@ test: setup
 	@scripts/run-tests.sh $(BUILD) $(TEST_EXTRA_TARGETS)
 
 bench: programs
-	@scripts/bench.sh $(if $(QUICK),--quick) $(if $(RUN),--run-id $(RUN))
+	@scripts/bench.sh $(if $(QUICK),--quick) $(if $(RUN),--run-id $(RUN)) $(if $(REPEAT),--repeat $(REPEAT))
 
 plots:
 	@scripts/plots.sh $(RUN)

@@ -1,22 +1,42 @@
 # Benchmarks, whole-process timing and run comparison (issue 5). Included by the Makefile.
 #
+#   make bench REPEAT=N the whole suite N times, separate processes, interleaved order:
+#                       results/<run-id>/rep-<k>/ and summary.csv (Makefile, scripts/bench.sh)
+#   make ab A='...' B='...' [PAIRS=10] [QUICK=1] [ONLY=prog,prog]
+#                       an A/B experiment on this machine (scripts/ab): A and B alternate
+#                       in a balanced order, then scripts/compare decides per metric.
+#                       A and B are settings: alloc=SPEC env=NAME=VALUE build=DIR rev=REV
+#   make noise [A='...'] [PAIRS=10] [QUICK=1] [ONLY=...]
+#                       A/A calibration (scripts/ab --noise): the noise floor and the
+#                       smallest detectable change per metric at PAIRS (noise.csv, noise.png)
 #   make hyperfine      whole-process wall time of the suite's programs per allocator
 #                       (scripts/compare.d/hyperfine.sh): RUN=<run-id> (default: a new
-#                       one), HYPERFINE_RUNS (5), HYPERFINE_ONLY=prog,prog (default all)
+#                       one), HYPERFINE_RUNS (5), HYPERFINE_ONLY=prog,prog (default all),
+#                       REPEAT=N (N interleaved rounds into rep-<k>/)
 #   make test-compare   tests of scripts/compare on synthetic results folders (no GPU);
 #                       registered in TEST_EXTRA_TARGETS for `make test`
 #   make slow-alloc     $(BUILD)/lib/libslow_alloc.so: a plugin allocator (PyTorch ABI)
 #                       with a fixed busy-wait per alloc, for testing scripts/compare
 #   scripts/compare RUN_A RUN_B   (not a make target) compares two results folders
 
-.PHONY: hyperfine test-compare slow-alloc
+.PHONY: hyperfine test-compare slow-alloc ab noise
+
+PAIRS ?= 10
+AB_FLAGS = --pairs $(PAIRS) $(if $(QUICK),--quick) $(if $(ONLY),--only $(ONLY))
+
+ab: programs
+	@[ -n "$(A)$(B)" ] || { echo "make ab: give A='...' and B='...' (settings: see scripts/ab)" >&2; exit 2; }
+	@scripts/ab $(AB_FLAGS) "$(A)" "$(B)"
+
+noise: programs
+	@scripts/ab --noise $(AB_FLAGS) "$(A)"
 
 HYPERFINE_RUNS ?= 5
 HYPERFINE_ONLY ?=
 
 hyperfine: programs
 	@scripts/compare.d/hyperfine.sh --runs $(HYPERFINE_RUNS) $(if $(RUN),--run-id $(RUN)) \
-	  $(if $(HYPERFINE_ONLY),--only $(HYPERFINE_ONLY))
+	  $(if $(HYPERFINE_ONLY),--only $(HYPERFINE_ONLY)) $(if $(REPEAT),--repeat $(REPEAT))
 
 test-compare:
 	@tests/compare/run.sh

@@ -1,6 +1,6 @@
-# scripts/compare: B/A for every metric compared (index on x), log scale, with the
-# spread of B relative to A's median as bars where both runs recorded one; coloured by
-# verdict. Called by scripts/compare with files='OUT/compare.csv'.
+# scripts/compare: B/A for every metric compared (index on x), log scale, with its
+# confidence interval (Hodges-Lehmann over the repetitions) where both runs had enough
+# repetitions; coloured by verdict. Called by scripts/compare with files='OUT/compare.csv'.
 load 'plots/common.gp'
 f = word(files,1)
 set logscale y
@@ -9,8 +9,11 @@ set ylabel 'B / A'
 set key inside left top font ',8'
 set title 'run B against run A (1 = unchanged; slower/worse in red, faster/better in green)'
 v(w) = (strcol("verdict") eq w) ? column("ratio") : NaN
-plot f using "index":"ratio":"ratio_lo":"ratio_hi" with yerrorbars pt 1 ps 0 lc rgb '#bbbbbb' title 'B p25..p75 / A median', \
+ok(x) = (x > 0) ? x : NaN
+plot f using "index":(ok(column("ratio"))):"ratio_lo":"ratio_hi" with yerrorbars pt 1 ps 0 lc rgb '#bbbbbb' title 'interval of B/A', \
      f using "index":(v("same")) with points pt 7 ps 0.5 lc rgb '#999999' title 'same', \
+     f using "index":(v("inconclusive")) with points pt 6 ps 0.6 lc rgb '#9467bd' title 'inconclusive', \
+     f using "index":(v("changed")) with points pt 4 ps 0.7 lc rgb '#ff7f0e' title 'changed (no better direction)', \
      f using "index":(v("slower")) with points pt 7 ps 0.8 lc rgb '#d62728' title 'slower', \
      f using "index":(v("worse")) with points pt 5 ps 0.8 lc rgb '#d62728' title 'worse (memory)', \
      f using "index":(v("faster")) with points pt 7 ps 0.8 lc rgb '#2ca02c' title 'faster', \

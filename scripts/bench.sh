@@ -4,24 +4,41 @@
 # the plots where gnuplot is installed, and ends with a summary table.
 # Without a CUDA device it says so and runs the simulated-device part of the suite.
 #
+# One process is one sample: with --repeat N (make bench REPEAT=N) the whole suite runs
+# N times as separate processes into results/<run-id>/rep-<k>/, each a complete results
+# folder, and summary.csv gives every metric over the repetitions. Each repetition runs
+# the jobs in another order (rotated, and reversed every other time), so a slow drift of
+# the machine spreads over all programs instead of landing on the last ones.
+#
 # Suite lines (tab-separated): program  devices  allocs  args  quick_args  [label]
 #   devices: cuda | sim | "cuda sim";  allocs: SPECs, @all, or - (no --alloc);  args: - for none
 #   label: names the line's CSVs (<program>.<label>.<alloc>...) when a program has several lines
-# Usage: scripts/bench.sh [--quick] [--run-id ID] [--only PROGRAM]
+# Usage: scripts/bench.sh [--quick] [--repeat N] [--run-id ID | --out DIR] [--only PROG[,PROG...]]
+#                         [--alloc SPEC] [--bin DIR] [--no-plots]
+#   --alloc SPEC  every line that takes an allocator runs with SPEC alone (sim lines only
+#                 for caching SPECs); lines without --alloc run unchanged
+#   --bin DIR     the programs of another build (scripts/ab compares two builds)
+#   --out DIR     write into DIR instead of results/<run-id>
 set -u
 cd "$(dirname "$0")/.."
-quick=0 run_id= only=
+quick=0 run_id= only= repeat=1 out= alloc_override= bin=build/bin plots=1
 while [ $# -gt 0 ]; do
     case $1 in
     --quick) quick=1 ;;
     --run-id) run_id=${2:?--run-id needs a value}; shift ;;
+    --out) out=${2:?--out needs a folder}; shift ;;
     --only) only=${2:?--only needs a program}; shift ;;
+    --repeat) repeat=${2:?--repeat needs a count}; shift ;;
+    --alloc) alloc_override=${2:?--alloc needs a SPEC}; shift ;;
+    --bin) bin=${2:?--bin needs a folder}; shift ;;
+    --no-plots) plots=0 ;;
     *) echo "bench.sh: unknown option '$1'" >&2; exit 2 ;;
     esac
     shift
 done
+[[ $repeat =~ ^[1-9][0-9]*$ ]] || { echo "bench.sh: --repeat needs a positive count, not '$repeat'" >&2; exit 2; }
+[ -x "$bin/device_info" ] || { echo "bench.sh: no programs in '$bin' (build them with make)" >&2; exit 2; }
 ALL_ALLOCS="raw async caching caching:segments=expandable"
-bin=build/bin
 
 # Is there a GPU? device_info exits 77 with one line when there is none.
 info=$(mktemp); trap 'rm -f "$info"' EXIT
@@ -34,13 +51,9 @@ case $? in
 esac
 rev=${VL_GIT_REV:-$(git rev-parse --short=8 HEAD 2>/dev/null || echo norev)}
 [ -n "$run_id" ] || run_id="$(date -u +%Y%m%dT%H%M%SZ)-$(hostname -s)-$gpu-$rev"
-out=results/$run_id
-mkdir -p "$out/logs"
-[ "$have_gpu" = 1 ] && cp "$info" "$out/device_info.csv"
-{
-    echo "run_id: $run_id"; echo "git: ${VL_GIT_REV:-$(git describe --always --dirty 2>/dev/null)}"; echo "quick: $quick"
-    command -v nvidia-smi >/dev/null && nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.sm,clocks.mem --format=csv
-} >"$out/env.txt" 2>&1
+[ -n "$out" ] || out=results/$run_id
+run_id=$(basename "$out")
+mkdir -p "$out"
 
 # Expand the suite into one job per (program, device, allocator).
 jobs=()
@@ -48,73 +61,122 @@ for suite in scripts/suite.d/*.tsv; do
     [ -f "$suite" ] || continue
     while IFS=$'\t' read -r prog devices allocs args qargs label; do
         case $prog in ''|'#'*) continue ;; esac
-        [ -n "$only" ] && [ "$prog" != "$only" ] && continue
+        if [ -n "$only" ] && [[ ",$only," != *",$prog,"* ]]; then continue; fi
         allocs=${allocs//@all/$ALL_ALLOCS} # @all may stand with other SPECs
+        [ -n "$alloc_override" ] && [ "$allocs" != - ] && allocs=$alloc_override
         for dev in $devices; do
             [ "$dev" = cuda ] && [ "$have_gpu" = 0 ] && continue
+            [ "$dev" = sim ] && [ -n "$alloc_override" ] && [[ $alloc_override != caching* ]] && continue
             for alloc in $allocs; do
                 jobs+=("$prog"$'\t'"$dev"$'\t'"$alloc"$'\t'"$args"$'\t'"$qargs"$'\t'"$label")
             done
         done
     done <"$suite"
 done
+# The same (program, device, SPEC, args) twice is one job: an --alloc override maps
+# several SPECs of one line to one.
+mapfile -t jobs < <(printf '%s\n' "${jobs[@]}" | awk '!seen[$0]++')
 total=${#jobs[@]}
-[ "$total" -gt 0 ] || { echo "bench: the suite is empty" >&2; exit 1; }
+[ "$total" -gt 0 ] || { echo "bench: the suite is empty${only:+ for --only $only}" >&2; exit 1; }
 
-manifest=$out/manifest.csv
 declare -A count_ok count_skipped count_failed # per program, for the summary
-echo "program,device,alloc,status,exit_code,seconds,csv" >"$manifest"
-n=0 failed=0 start_all=$(date +%s.%N)
-for job in "${jobs[@]}"; do
-    IFS=$'\t' read -r prog dev alloc args qargs label <<<"$job"
-    n=$((n + 1))
-    tag=$(printf '%s' "$alloc" | tr ':,=/' '____')
-    [ "$alloc" = - ] && tag=default
-    [ "$dev" = sim ] && tag="$tag.sim"
-    [ -n "$label" ] && tag="$label.$tag"
-    csv=$out/$prog.$tag.csv
-    cmd=("$bin/$prog" -o "$csv")
-    [ "$alloc" != - ] && cmd+=(--alloc "$alloc")
-    [ "$dev" = sim ] && cmd+=(--device sim)
-    if [ "$quick" = 1 ]; then
-        cmd+=(--quick)
-        [ "$qargs" != - ] && [ -n "$qargs" ] && read -ra extra <<<"$qargs" && cmd+=("${extra[@]}")
-    else
-        [ "$args" != - ] && [ -n "$args" ] && read -ra extra <<<"$args" && cmd+=("${extra[@]}")
+failed=0
+
+# run_pass DIR ROTATE REVERSE VERBOSE: every job once, into DIR (a complete results folder).
+run_pass() {
+    local dir=$1 rotate=$2 reverse=$3 verbose=$4
+    local order=() i job prog dev alloc args qargs label tag csv cmd extra rc status secs t0 n=0 pass_failed=0
+    mkdir -p "$dir/logs"
+    [ "$have_gpu" = 1 ] && cp "$info" "$dir/device_info.csv"
+    {
+        echo "run_id: $run_id"; echo "git: ${VL_GIT_REV:-$(git describe --always --dirty 2>/dev/null)}"; echo "quick: $quick"
+        command -v nvidia-smi >/dev/null && nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.sm,clocks.mem --format=csv
+    } >"$dir/env.txt" 2>&1
+    scripts/machine-state >"$dir/machine.txt"
+    for ((i = 0; i < total; i++)); do order+=("${jobs[$(((i + rotate) % total))]}"); done
+    if [ "$reverse" = 1 ]; then
+        local rev_order=()
+        for ((i = total - 1; i >= 0; i--)); do rev_order+=("${order[$i]}"); done
+        order=("${rev_order[@]}")
     fi
-    printf '[%d/%d] %-34s %-30s %-4s ' "$n" "$total" "$prog${label:+ ($label)}" "$alloc" "$dev"
-    t0=$(date +%s.%N)
-    if [ -x "$bin/$prog" ]; then
-        "${cmd[@]}" 2>"$out/logs/$prog.$tag.log"
-        rc=$?
-    else
-        echo "not built: $bin/$prog" >"$out/logs/$prog.$tag.log"; rc=127
-    fi
-    secs=$(awk -v a="$(date +%s.%N)" -v b="$t0" 'BEGIN { printf "%.2f", a - b }')
-    case $rc in 0) status=ok ;; 77) status=skipped ;; *) status=failed; failed=$((failed + 1)) ;; esac
-    : "${count_ok[$prog]:=0}" "${count_skipped[$prog]:=0}" "${count_failed[$prog]:=0}"
-    case $status in
-    ok) count_ok[$prog]=$((count_ok[$prog] + 1)) ;;
-    skipped) count_skipped[$prog]=$((count_skipped[$prog] + 1)) ;;
-    failed) count_failed[$prog]=$((count_failed[$prog] + 1)) ;;
-    esac
-    printf '%-7s %6.1fs\n' "$status" "$secs"
-    [ "$status" = failed ] && sed 's/^/        /' "$out/logs/$prog.$tag.log" | tail -3
-    echo "$prog,$dev,\"$alloc\",$status,$rc,$secs,$(basename "$csv")" >>"$manifest"
-done
+    local manifest=$dir/manifest.csv
+    echo "program,device,alloc,status,exit_code,seconds,csv" >"$manifest"
+    for job in "${order[@]}"; do
+        IFS=$'\t' read -r prog dev alloc args qargs label <<<"$job"
+        n=$((n + 1))
+        tag=$(printf '%s' "$alloc" | tr ':,=/' '____')
+        [ "$alloc" = - ] && tag=default
+        [ "$dev" = sim ] && tag="$tag.sim"
+        [ -n "$label" ] && tag="$label.$tag"
+        csv=$dir/$prog.$tag.csv
+        cmd=("$bin/$prog" -o "$csv")
+        [ "$alloc" != - ] && cmd+=(--alloc "$alloc")
+        [ "$dev" = sim ] && cmd+=(--device sim)
+        if [ "$quick" = 1 ]; then
+            cmd+=(--quick)
+            [ "$qargs" != - ] && [ -n "$qargs" ] && read -ra extra <<<"$qargs" && cmd+=("${extra[@]}")
+        else
+            [ "$args" != - ] && [ -n "$args" ] && read -ra extra <<<"$args" && cmd+=("${extra[@]}")
+        fi
+        [ "$verbose" = 1 ] && printf '[%d/%d] %-34s %-30s %-4s ' "$n" "$total" "$prog${label:+ ($label)}" "$alloc" "$dev"
+        t0=$(date +%s.%N)
+        if [ -x "$bin/$prog" ]; then
+            "${cmd[@]}" 2>"$dir/logs/$prog.$tag.log"
+            rc=$?
+        else
+            echo "not built: $bin/$prog" >"$dir/logs/$prog.$tag.log"; rc=127
+        fi
+        secs=$(awk -v a="$(date +%s.%N)" -v b="$t0" 'BEGIN { printf "%.2f", a - b }')
+        case $rc in 0) status=ok ;; 77) status=skipped ;; *) status=failed; pass_failed=$((pass_failed + 1)) ;; esac
+        : "${count_ok[$prog]:=0}" "${count_skipped[$prog]:=0}" "${count_failed[$prog]:=0}"
+        case $status in
+        ok) count_ok[$prog]=$((count_ok[$prog] + 1)) ;;
+        skipped) count_skipped[$prog]=$((count_skipped[$prog] + 1)) ;;
+        failed) count_failed[$prog]=$((count_failed[$prog] + 1)) ;;
+        esac
+        [ "$verbose" = 1 ] && printf '%-7s %6.1fs\n' "$status" "$secs"
+        if [ "$status" = failed ]; then
+            [ "$verbose" = 1 ] || echo "        failed: $prog $alloc $dev (exit $rc)"
+            sed 's/^/        /' "$dir/logs/$prog.$tag.log" | tail -3
+        fi
+        echo "$prog,$dev,\"$alloc\",$status,$rc,$secs,$(basename "$csv")" >>"$manifest"
+    done
+    scripts/machine-state end_ >>"$dir/machine.txt"
+    failed=$((failed + pass_failed))
+}
+
+start_all=$(date +%s.%N)
+if [ "$repeat" = 1 ]; then
+    run_pass "$out" 0 0 1
+else
+    echo "bench: $total jobs, $repeat repetitions into $out/rep-1 .. rep-$repeat"
+    for ((k = 1; k <= repeat; k++)); do
+        t_rep=$(date +%s.%N)
+        run_pass "$out/rep-$k" $(((k - 1) * total / repeat)) $(((k + 1) % 2)) 0
+        printf 'bench: repetition %d/%d done in %.0f s (%d failed so far)\n' "$k" "$repeat" \
+            "$(awk -v a="$(date +%s.%N)" -v b="$t_rep" 'BEGIN { print a - b }')" "$failed"
+    done
+    python3 scripts/compare.d/summarize.py "$out" || echo "bench: the summary over repetitions failed" >&2
+fi
 elapsed=$(awk -v a="$(date +%s.%N)" -v b="$start_all" 'BEGIN { printf "%.2f", a - b }')
 
-if command -v gnuplot >/dev/null; then
-    scripts/plots.sh "$run_id" || echo "bench: some plots failed (see above)"
+if [ "$plots" = 0 ]; then
+    :
+elif command -v gnuplot >/dev/null; then
+    scripts/plots.sh "$out" || echo "bench: some plots failed (see above)"
 else
     echo "bench: gnuplot is not installed here: render later with 'make plots RUN=$run_id' on a machine that has it."
 fi
 
 echo
-echo "== summary: $out ($(printf '%.0f' "$elapsed") s) =="
+echo "== summary: $out ($(printf '%.0f' "$elapsed") s, $repeat repetition(s)) =="
 printf '%-24s %4s %8s %7s\n' program ok skipped failed
 for prog in $(printf '%s\n' "${!count_ok[@]}" | sort); do
     printf '%-24s %4d %8d %7d\n' "$prog" "${count_ok[$prog]}" "${count_skipped[$prog]}" "${count_failed[$prog]}"
 done
-echo "results: $out   manifest: $manifest"
+if [ "$repeat" = 1 ]; then
+    echo "results: $out   manifest: $out/manifest.csv"
+else
+    echo "results: $out/rep-1 .. rep-$repeat   summary over repetitions: $out/summary.csv"
+fi
 [ "$failed" -eq 0 ]

@@ -1,63 +1,145 @@
-"""The verdict of scripts/compare for one metric of run A against run B.
+"""The verdict of scripts/compare for every metric of run A against run B.
 
-Direction: times, bytes, OOM counts and ratios of reserved to allocated are better
-when lower; throughputs (*_per_s, *_gbps) when higher.
+The unit of sampling is the process: a metric's samples are its values in separate
+processes (the repetitions of a repeated run, hyperfine's timed runs). Spread inside
+one process (p25..p75 of a median) says nothing about the process-to-process noise,
+which on a VM can put the same program at 450 ns in one process and 750 ns in the
+next, so it is not used.
 
-Decided against the measured spread first:
-  - with a spread on both sides (median with p25..p75, or hyperfine's per-run times):
-    "same" when the two middle halves [p25, p75] overlap, or when the medians differ by
-    less than --min-effect; otherwise faster/slower (better/worse for memory).
-    Why a min-effect of 10% by default: the IQR is measured inside one process, and two
-    processes of the same build differ by more than that. Measured on an H200 (same
-    build run twice, 81 metrics, quick mode): medians moved by up to 9.6% with IQRs of
-    2-3% (per-process offsets: clocks, memory placement), while a 20 us slower
-    allocator moved them by 20x-57x;
-  - without a spread, bytes and counts are deterministic (same seed, same trace): any
-    difference beyond --exact-tolerance (1%) counts; a single timing (a cold first call,
-    the wall time of one pass) is noisy, so it must differ by more than --noise
-    (default 1.0: twice or half) to count.
-A difference is a regression (non-zero exit) only when it is also beyond --threshold
-in the bad direction: "slower" says it is real, the threshold says it matters."""
+Per metric:
+  1. values that are all equal on both sides: "same" (exact);
+  2. too few repetitions for the rank test to ever reach --alpha (fewer than 4 per
+     side): "inconclusive", with the repetitions it would need;
+  3. the Mann-Whitney rank-sum test (rankstats.py) gives a p-value; the p-values of all
+     metrics tested are corrected together (Benjamini-Hochberg: the expected share of
+     false discoveries among the metrics reported changed stays <= --alpha);
+  4. q <= alpha: faster / slower (better / worse for memory; "changed" where neither
+     direction is better), with the ratio B/A
+     estimated by Hodges-Lehmann on log values and its 1 - alpha interval;
+  5. otherwise "same" when the smallest change the runs could have detected (80% power)
+     is at most --resolve, else "inconclusive" (too noisy to say).
+A change is a regression (exit 1) when it is real (4.) and its estimated size is beyond
+--threshold in the bad direction.
+
+Direction (direction()): times, memory held or reserved, OOMs, corrupted elements and
+waste ratios are better when lower; throughputs and the largest allocation that fits
+when higher. A real change of a metric with no better direction (memory free on the
+device, the program's own allocated bytes) is "changed" and never a regression."""
 import math
+import re
 
-HIGHER_IS_BETTER_UNITS = ("per_s", "gbps")
+import rankstats
+
 TIME_UNITS = ("ns", "us", "ms", "s")
+HIGHER_IS_BETTER = re.compile(r"(_per_s$|_gbps$|^largest_|_fit_|^ok_workers$|^neighbour_ok$|^overlap_fraction$)")
+LOWER_IS_BETTER = re.compile(r"(^peak_.*_bytes$|^reserved_bytes$|^held_bytes$|^per_worker_bytes$|^device_used_bytes$|"
+                             r"^history_bytes$|oom|corrupted|^wrong_|_over_|^stall_ratio|^slope_|^device_allocs|"
+                             r"^segments$)")
 
 
-def higher_is_better(metric):
-    return metric.unit in HIGHER_IS_BETTER_UNITS or metric.name.endswith("_per_s")
+def direction(metric):
+    """+1: higher is better; -1: lower is better; 0: neither."""
+    if HIGHER_IS_BETTER.search(metric.name) or metric.unit in ("per_s", "gbps"):
+        return 1
+    if metric.unit in TIME_UNITS or LOWER_IS_BETTER.search(metric.name):
+        return -1
+    return 0
 
 
 def is_time(metric):
-    return metric.unit in TIME_UNITS or higher_is_better(metric)
+    return metric.unit in TIME_UNITS or metric.unit in ("per_s", "gbps") or metric.name.endswith("_per_s")
 
 
-def judge(a, b, threshold, min_effect, noise, exact_tolerance):
-    """Returns (ratio, basis, verdict, regression)."""
-    if a.value == 0 and b.value == 0:
-        return 1.0, "exact", "same", False
-    if a.value == 0:
-        ratio = math.inf
-    else:
-        ratio = b.value / a.value
-    worse = (ratio < 1) if higher_is_better(a) else (ratio > 1)
-    # Symmetric: half the throughput is as large a change as twice the time.
-    change = max(ratio, 1 / ratio) - 1 if 0 < ratio < math.inf else math.inf
-    spread = None not in (a.lo, a.hi, b.lo, b.hi)
-    if spread:
-        basis = "iqr"
-        overlap = a.lo <= b.hi and b.lo <= a.hi
-        real = not overlap and change > min_effect
-    elif is_time(a):
-        basis = "single"
-        real = change > max(noise, min_effect)
-    else:
-        basis = "exact"
-        real = change > exact_tolerance
-    if not real:
-        return ratio, basis, "same", False
-    if is_time(a):
-        verdict = "slower" if worse else "faster"
-    else:
-        verdict = "worse" if worse else "better"
-    return ratio, basis, verdict, worse and change > threshold
+def reps_for_power(na, nb, alpha):
+    """The repetitions per side at which the rank test can first reach alpha."""
+    n = max(na, nb, 2)
+    while rankstats.min_p(n, n) > alpha:
+        n += 1
+    return n
+
+
+class Judgement:
+    __slots__ = ("ratio", "lo", "hi", "p", "q", "mde", "noise", "reps_needed", "noise_known", "basis", "verdict",
+                 "regression")
+
+    def __init__(self):
+        self.ratio, self.lo, self.hi = math.nan, math.nan, math.nan
+        self.p, self.q, self.mde, self.noise = None, None, math.nan, math.nan
+        self.reps_needed, self.basis, self.verdict, self.regression = None, "", "", False
+        self.noise_known = False  # reps_needed comes from measured noise, not only the test's minimum
+
+
+def _transform(a, b):
+    """Log values when every value is positive (changes are ratios), else raw values."""
+    if min(a + b) > 0:
+        return [math.log(x) for x in a], [math.log(x) for x in b], True
+    return list(a), list(b), False
+
+
+def _as_ratio(shift, logged, base):
+    if logged:
+        return math.exp(shift) if math.isfinite(shift) else (math.inf if shift > 0 else 0.0)
+    if base == 0:
+        return 1.0 if shift == 0 else (math.inf if shift > 0 else -math.inf)
+    return (base + shift) / base
+
+
+def change_of(ratio):
+    """Symmetric relative change: half the throughput is as large as twice the time."""
+    if not (0 < ratio < math.inf):
+        return math.inf
+    return max(ratio, 1 / ratio) - 1
+
+
+def judge_all(pairs, alpha=0.05, threshold=0.05, resolve=0.5, power=0.8):
+    """pairs: [(metric A, metric B)]; returns one Judgement each, in order."""
+    out = [Judgement() for _ in pairs]
+    tested = []
+    for j, (ma, mb) in zip(out, pairs):
+        a, b = ma.samples, mb.samples
+        ta, tb, logged = _transform(a, b)
+        base = rankstats.quantile_median(a)
+        est, lo, hi = rankstats.hodges_lehmann(ta, tb, alpha)
+        j.ratio, j.lo, j.hi = (_as_ratio(x, logged, base) for x in (est, lo, hi))
+        if not logged and base == 0:  # counts that were 0 in A: no ratio, say the change
+            j.ratio = math.inf if est > 0 else (1.0 if est == 0 else -math.inf)
+        if len(set(a)) == 1 and set(a) == set(b):
+            j.basis, j.verdict, j.ratio, j.lo, j.hi, j.mde, j.noise = "exact", "same", 1.0, 1.0, 1.0, 0.0, 0.0
+            continue
+        sd = rankstats.pooled_sd(ta, tb)
+        j.noise = sd if logged else (sd / abs(base) if base else math.nan)
+        mde_shift = rankstats.min_detectable_shift(ta, tb, alpha, power)
+        j.mde = change_of(_as_ratio(mde_shift, logged, base)) if math.isfinite(mde_shift) else math.inf
+        target = math.log1p(threshold) if logged else threshold * abs(base)
+        if math.isfinite(sd) and sd > 0 and target > 0:
+            z = rankstats.normal_quantile(1 - alpha / 2) + rankstats.normal_quantile(power)
+            j.reps_needed = max(reps_for_power(2, 2, alpha),
+                                math.ceil(2 * (z * sd * math.sqrt(math.pi / 3) / target) ** 2))
+            j.noise_known = True
+        if rankstats.min_p(len(a), len(b)) > alpha:
+            j.basis, j.verdict = f"n={len(a)}/{len(b)}", "inconclusive"
+            j.reps_needed = max(j.reps_needed or 0, reps_for_power(len(a), len(b), alpha))
+            continue
+        j.basis = "rank"
+        j.p = rankstats.mann_whitney(ta, tb)
+        tested.append(j)
+    for j, q in zip(tested, rankstats.benjamini_hochberg([j.p for j in tested])):
+        j.q = q
+    for j, (ma, _) in zip(out, pairs):
+        if j.basis != "rank":
+            continue
+        if j.q <= alpha:
+            sense = direction(ma)
+            worse = (j.ratio < 1) if sense > 0 else (j.ratio > 1)
+            if sense == 0:
+                j.verdict = "changed"
+            elif is_time(ma):
+                j.verdict = "slower" if worse else "faster"
+            else:
+                j.verdict = "worse" if worse else "better"
+            j.regression = sense != 0 and worse and change_of(j.ratio) > threshold
+        elif j.mde <= resolve:
+            j.verdict = "same"
+        else:
+            j.verdict = "inconclusive"
+    return out

@@ -2,11 +2,16 @@
 metadata and its rows), reduced to metrics that can be compared between two runs, and
 hyperfine's JSON exports (hyperfine/*.json), whose per-run times give the spread.
 
+A folder with rep-1/, rep-2/, ... inside is a repeated run (make bench REPEAT=N,
+scripts/ab): each repetition is a complete results folder of separate processes, and
+a metric's samples are its values over the repetitions. Otherwise a metric has one
+sample (one process), except hyperfine's wall times: every timed run is a process.
+
 A metric is one number of one row of one CSV:
   - a summary group (lib/stats.h: P_median_U with P_p25_U and P_p75_U beside it):
-    value = the median, spread = [p25, p75];
-  - a scalar measurement column (peak_*_bytes, *_per_s, *_ns, *_ms, ...): no spread.
-Every other column is part of the row's identity (size_bytes, streams, pattern, pass...)."""
+    value = the median, spread = [p25, p75] (inside the process);
+  - any other numeric column that is not part of the row's identity (IDENTITY: the
+    configuration columns, such as size_bytes, streams, pattern, pass)."""
 import csv
 import glob
 import json
@@ -15,23 +20,32 @@ import os
 import re
 
 SUMMARY_STATS = ("n", "median", "p1", "p25", "p75", "p99", "min", "max", "iqr")
-SCALAR_RE = re.compile(r"(^peak_.*_bytes$|_per_s$|_gbps$|^ns_per_op$|_ms$|_ns$|_us_measured$|"
-                       r"^reserved_over_allocated$|^ooms$|^frees_after_oom$|^allocs$|^frees$)")
-# Columns that describe the configuration of a row even though their names look like
-# measurements; never compared.
-IDENTITY = {"size_bytes", "min_size_bytes", "max_size_bytes", "kernel_us", "ideal_kernels_per_s",
-            "slots", "alloc_prob", "ops", "kernels", "streams", "pass", "simulated"}
+# The columns that say which configuration a row measures (its identity across runs and
+# repetitions). Every other numeric column is a measurement; other text columns (a
+# status, an error name) are neither, so a changed status never splits a row in two.
+IDENTITY = {"section", "variant", "role", "record", "pattern", "phase", "test", "form", "case", "step",
+            "iteration", "size_bytes", "min_size_bytes", "max_size_bytes", "buffer_bytes", "streams", "kernel_us",
+            "kernels", "slots", "alloc_prob", "ops", "pass", "simulated", "dist", "workers", "call", "allocator",
+            "batch_ops", "ideal_kernels_per_s", "trials", "lag_ns", "side_work_ms", "reps"}
 # Metadata that differs on every run and says nothing about the conditions.
 VOLATILE_META = {"date_utc", "command"}
 SKIP_FILES = {"manifest.csv", "compare.csv"}
 
 
 class Metric:
+    """value: the number of one process (a median, or a scalar); lo/hi: its p25/p75
+    inside that process, where it has them; samples: one value per process (per
+    repetition), the unit the comparison's statistics work on."""
     __slots__ = ("file", "row", "name", "unit", "value", "lo", "hi", "n", "samples")
 
     def __init__(self, file, row, name, unit, value, lo=None, hi=None, n=None, samples=None):
         self.file, self.row, self.name, self.unit = file, row, name, unit
-        self.value, self.lo, self.hi, self.n, self.samples = value, lo, hi, n, samples
+        self.value, self.lo, self.hi, self.n = value, lo, hi, n
+        self.samples = samples if samples is not None else [value]
+
+    @property
+    def key(self):
+        return (self.row, self.name)
 
 
 def number(text):
@@ -84,12 +98,12 @@ def program_metrics(fname, header, rows):
     in_group = set()
     for (prefix, unit), stats in groups.items():
         in_group.update(stats.values())
-    scalars = [i for i, c in enumerate(header)
-               if i not in in_group and c not in IDENTITY and SCALAR_RE.search(c)]
-    identity = [i for i in range(len(header)) if i not in in_group and i not in scalars]
-    seen, out = {}, []
-    for fields in rows:
+    identity = [i for i, c in enumerate(header) if c in IDENTITY]
+    scalars = [i for i in range(len(header)) if i not in in_group and i not in identity]
+    seen, out, malformed = {}, [], []
+    for number_, fields in enumerate(rows, 1):
         if len(fields) != len(header):
+            malformed.append(f"{fname}: data row {number_} has {len(fields)} fields, the header {len(header)}")
             continue
         key = ",".join(f"{header[i]}={fields[i]}" for i in identity if fields[i] != "")
         seen[key] = seen.get(key, 0) + 1
@@ -112,7 +126,7 @@ def program_metrics(fname, header, rows):
                 elif col.startswith("ns_per_"):
                     unit = "ns"
                 out.append(Metric(fname, key, col, unit, value))
-    return out
+    return out, malformed
 
 
 def quantile(sorted_values, q):
@@ -138,25 +152,92 @@ def hyperfine_metrics(path):
     return out
 
 
-class Run:
+def read_state(path):
+    """machine.txt of one results folder (scripts/machine-state): {key: value}."""
+    state = {}
+    try:
+        with open(path, errors="replace") as f:
+            for line in f:
+                key, sep, value = line.partition(":")
+                if sep and not line.startswith("#"):
+                    state[key.strip()] = value.strip()
+    except OSError:
+        pass
+    return state
+
+
+def rep_folders(path):
+    """The rep-<k> folders of a repeated run, in order of k; [] for a single run."""
+    reps = [d for d in glob.glob(os.path.join(path, "rep-*")) if os.path.isdir(d)
+            and re.fullmatch(r"rep-\d+", os.path.basename(d))]
+    return sorted(reps, key=lambda d: int(os.path.basename(d)[4:]))
+
+
+class Folder:
+    """One complete results folder: one process per program and allocator."""
+
     def __init__(self, path):
         self.path = path
-        self.name = os.path.basename(os.path.normpath(path))
         self.meta = {}      # key -> set of values over all files
         self.files = {}     # csv file name -> list of Metric
         self.program_of = {}
+        self.malformed = []
+        self.state = read_state(os.path.join(path, "machine.txt"))
         for p in sorted(glob.glob(os.path.join(path, "*.csv"))):
             fname = os.path.basename(p)
             # hyperfine.*.csv flatten hyperfine/*.json, which is read below with its spread.
-            if fname in SKIP_FILES or fname.startswith(("compare", "hyperfine.")):
+            if fname in SKIP_FILES or fname.startswith(("compare", "hyperfine.", "summary", "noise")):
                 continue
             meta, header, rows = read_csv(p)
             for k, v in meta.items():
                 if k not in VOLATILE_META:
                     self.meta.setdefault(k, set()).add(v)
-            self.files[fname] = program_metrics(fname, header, rows)
+            self.files[fname], bad = program_metrics(fname, header, rows)
+            self.malformed += bad
             self.program_of[fname] = fname.split(".", 1)[0]
         for p in sorted(glob.glob(os.path.join(path, "hyperfine", "*.json"))):
             fname = "hyperfine/" + os.path.basename(p)
             self.files[fname] = hyperfine_metrics(p)
             self.program_of[fname] = fname
+
+
+class Run:
+    """A results folder, single or repeated. files: csv name -> list of Metric whose
+    samples hold one value per repetition (hyperfine: one per timed process);
+    reps: the repetitions' folders (one for a single run); states: their machine.txt."""
+
+    def __init__(self, path):
+        self.path = path
+        self.name = os.path.basename(os.path.normpath(path))
+        rep_paths = rep_folders(path)
+        self.repeated = bool(rep_paths)
+        self.reps = [Folder(p) for p in rep_paths] if rep_paths else [Folder(path)]
+        self.states = [r.state for r in self.reps if r.state]
+        self.meta, self.files, self.program_of, self.malformed = {}, {}, {}, []
+        for rep in self.reps:
+            for k, v in rep.meta.items():
+                self.meta.setdefault(k, set()).update(v)
+            self.program_of.update(rep.program_of)
+            self.malformed += [f"{os.path.basename(rep.path)}/{m}" if self.repeated else m for m in rep.malformed]
+        for fname in sorted({f for rep in self.reps for f in rep.files}):
+            merged = {}
+            for rep in self.reps:
+                for m in rep.files.get(fname, []):
+                    first = merged.get(m.key)
+                    if first is None:
+                        merged[m.key] = Metric(m.file, m.row, m.name, m.unit, m.value, m.lo, m.hi, m.n,
+                                               list(m.samples))
+                    else:
+                        first.samples.extend(m.samples)
+            for m in merged.values():
+                m.value = median(m.samples)
+            self.files[fname] = list(merged.values())
+
+    @property
+    def first_rep_path(self):
+        return self.reps[0].path
+
+
+def median(values):
+    v = sorted(values)
+    return quantile(v, 0.5) if v else None

@@ -1,8 +1,15 @@
 #!/usr/bin/env bash
-# Tests of scripts/compare on synthetic results folders (tests/compare/make-runs.py):
-# same build -> everything "same", exit 0; a slowed allocator -> "slower", REGRESSION,
-# metadata differences printed, exit 1; an improvement -> "faster", exit 0; more
-# reserved memory -> "worse", exit 1; usage errors -> exit 2. Run by `make test-compare`.
+# Tests of scripts/compare (make test-compare, part of make test; no GPU):
+#  - its statistics on synthetic samples with bimodal per-process noise (test_stats.py:
+#    exact p-values, the A/A error rate over many trials, the power at a 20% shift,
+#    interval coverage);
+#  - the whole command on synthetic results folders (make-runs.py): repeated runs of
+#    one build -> everything "same", exit 0; alloc x1.2 -> "slower" at every size,
+#    REGRESSION, exit 1, free not slower, the clock difference warned about; faster ->
+#    exit 0; more reserved memory -> "worse", exit 1; single runs -> "inconclusive" and
+#    never a regression, even for a 1.6x slower allocator; a short row is reported, not
+#    dropped silently; usage errors -> exit 2; scripts/ab and bench.sh --repeat on the
+#    simulated device.
 set -u
 cd "$(dirname "$0")/../.."
 tmp=$(mktemp -d)
@@ -26,44 +33,82 @@ reject() { # description, pattern that must not appear
 }
 cmp=scripts/compare
 
-check "same build" 0 $cmp --no-plots "$tmp/base" "$tmp/same"
-expect "same build" "0 shown"
-expect "same build" "metadata: the same"
-expect "same build" "no regression"
-reject "same build" "slower|faster|REGRESSION"
-[ -s "$tmp/compare-base-vs-same/compare.csv" ] || { echo "FAIL: no compare.csv"; failures=$((failures + 1)); }
-rows=$(grep -vc '^#' "$tmp/compare-base-vs-same/compare.csv")
-# 3 sizes x (alloc, free medians + first_alloc + ooms) + churn (allocs, batch_op, 2 peaks) + 2 x kernels + hyperfine + header = 20
-[ "$rows" -eq 20 ] || { echo "FAIL: compare.csv has $rows lines, expected 20"; failures=$((failures + 1)); }
+python3 tests/compare/test_stats.py >"$tmp/stats.log" 2>&1 || { echo "FAIL: test_stats.py"; cat "$tmp/stats.log"; failures=$((failures + 1)); }
 
-check "slowed allocator" 1 $cmp --no-plots "$tmp/base" "$tmp/slow"
-expect "slowed allocator" "driver +A: 580.159.04"
-expect "slowed allocator" "B: 590.10"
-expect "slowed allocator" "git_revision"
-expect "slowed allocator" "size_bytes=512 +alloc_median_ns +47000 +75200 +1.600 +iqr +slower REGRESSION"
-expect "slowed allocator" "kernels_median_per_s .* slower REGRESSION"
-expect "slowed allocator" "alloc_latency --alloc raw --quick +wall_median_s .* slower REGRESSION"
-expect "slowed allocator" "regressed beyond 5%"
-reject "slowed allocator" "free_median.*slower"
+check "repeated runs of one build" 0 $cmp --no-plots "$tmp/r-a" "$tmp/r-b"
+expect "repeated runs of one build" "29 metrics compared: 29 same"
+expect "repeated runs of one build" "20 repetitions"
+expect "repeated runs of one build" "machine state: the same"
+reject "repeated runs of one build" "slower|faster|REGRESSION|inconclusive"
+[ -s "$tmp/compare-r-a-vs-r-b/compare.csv" ] || { echo "FAIL: no compare.csv"; failures=$((failures + 1)); }
+[ -s "$tmp/compare-r-a-vs-r-b/samples.csv" ] || { echo "FAIL: no samples.csv"; failures=$((failures + 1)); }
+rows=$(grep -vc '^#' "$tmp/compare-r-a-vs-r-b/compare.csv")
+# 6 sizes x (alloc, free medians, first_alloc, ooms) + churn (allocs, batch_op, 2 peaks) + hyperfine + header = 30
+[ "$rows" -eq 30 ] || { echo "FAIL: compare.csv has $rows lines, expected 30"; failures=$((failures + 1)); }
 
-check "slowed allocator under a huge threshold" 0 $cmp --no-plots --threshold 10 "$tmp/base" "$tmp/slow"
-expect "slowed allocator under a huge threshold" "slower"
+check "alloc 20% slower" 1 $cmp --no-plots "$tmp/r-a" "$tmp/r-slow"
+for size in 512 8192 131072 2097152 33554432 1073741824; do
+    expect "alloc 20% slower, size $size" "size_bytes=$size +alloc_median_ns .* 1\.[12][0-9]* \[1\.[0-9]+, 1\.[0-9]+\] .* slower REGRESSION"
+done
+reject "alloc 20% slower" "free_median.*(slower|faster)"
+expect "alloc 20% slower" "gpu0_sm_clock_mhz"
+expect "alloc 20% slower" "WARNING: differs by more than 5%"
+expect "alloc 20% slower" "regressed beyond 5%"
 
-check "improvement" 0 $cmp --no-plots "$tmp/base" "$tmp/faster"
-expect "improvement" "alloc_median_ns .* faster"
+check "alloc 20% slower under a 50% threshold" 0 $cmp --no-plots --threshold 0.5 "$tmp/r-a" "$tmp/r-slow"
+expect "alloc 20% slower under a 50% threshold" "slower"
 
-check "more reserved memory" 1 $cmp --no-plots "$tmp/base" "$tmp/mem"
-expect "more reserved memory" "peak_reserved_bytes .* exact +worse REGRESSION"
+check "faster" 0 $cmp --no-plots "$tmp/r-a" "$tmp/r-fast"
+expect "faster" "alloc_median_ns .* faster"
 
-check "missing folder" 2 $cmp "$tmp/base" "$tmp/nope"
-check "bad option" 2 $cmp --threshold x "$tmp/base" "$tmp/same"
+check "more reserved memory" 1 $cmp --no-plots "$tmp/r-a" "$tmp/r-mem"
+expect "more reserved memory" "peak_reserved_bytes .* worse REGRESSION"
+
+check "single runs of one build" 0 $cmp --no-plots "$tmp/base" "$tmp/same"
+expect "single runs of one build" "one repetition on at least one side"
+expect "single runs of one build" "inconclusive \(the rank test needs >= 4 reps/side\)"
+reject "single runs of one build" "slower|faster|REGRESSION"
+
+check "single runs, 1.6x slower" 0 $cmp --no-plots "$tmp/base" "$tmp/slow"
+expect "single runs, 1.6x slower" "driver +A: 580.159.04"
+expect "single runs, 1.6x slower" "B: 590.10"
+expect "single runs, 1.6x slower" "git_revision"
+reject "single runs, 1.6x slower" "REGRESSION"
+
+check "a short row" 0 $cmp --no-plots "$tmp/r-a" "$tmp/r-bad"
+expect "a short row" "malformed row in B, not compared: rep-2/alloc_latency.plugin.csv: data row 7 has 3 fields"
+
+check "missing folder" 2 $cmp "$tmp/r-a" "$tmp/nope"
+check "bad option" 2 $cmp --threshold x "$tmp/r-a" "$tmp/r-b"
+check "bad alpha" 2 $cmp --alpha 2 "$tmp/r-a" "$tmp/r-b"
 mkdir -p "$tmp/empty"
-check "empty folder" 2 $cmp "$tmp/base" "$tmp/empty"
+check "empty folder" 2 $cmp "$tmp/r-a" "$tmp/empty"
 
 if command -v gnuplot >/dev/null; then
-    check "plots" 1 $cmp --out "$tmp/plots" "$tmp/base" "$tmp/slow"
-    [ -s "$tmp/plots/compare.png" ] || { echo "FAIL: no compare.png"; failures=$((failures + 1)); }
-    [ -s "$tmp/plots/overlay-alloc_latency.png" ] || { echo "FAIL: no overlay-alloc_latency.png"; failures=$((failures + 1)); }
+    check "plots" 1 $cmp --out "$tmp/plots" "$tmp/r-a" "$tmp/r-slow"
+    for png in compare.png strip-alloc_latency.png strip-random_churn.png overlay-alloc_latency.png; do
+        [ -s "$tmp/plots/$png" ] || { echo "FAIL: no $png"; failures=$((failures + 1)); }
+    done
+fi
+
+# The runners, on the simulated device (no GPU needed): bench.sh --repeat and scripts/ab.
+if [ -x build/bin/replay ]; then
+    check "bench.sh --repeat 2" 0 scripts/bench.sh --repeat 2 --only replay --out "$tmp/rep" --no-plots
+    for f in rep-1/manifest.csv rep-2/manifest.csv rep-1/machine.txt summary.csv; do
+        [ -s "$tmp/rep/$f" ] || { echo "FAIL: bench.sh --repeat wrote no $f"; failures=$((failures + 1)); }
+    done
+    check "bench.sh --repeat 0" 2 scripts/bench.sh --repeat 0 --out "$tmp/rep0"
+    check "ab, A/A noise on sim" 0 scripts/ab --noise --pairs 4 --only random_churn --out "$tmp/ab" "alloc=caching"
+    expect "ab, A/A noise on sim" "pair 4/4 \(B A\)"
+    expect "ab, A/A noise on sim" "noise at 4 pairs"
+    for f in A/rep-4/manifest.csv B/rep-1/manifest.csv compare/compare.csv noise.csv ab.txt; do
+        [ -s "$tmp/ab/$f" ] || { echo "FAIL: ab wrote no $f"; failures=$((failures + 1)); }
+    done
+    check "ab, bad setting" 2 scripts/ab --pairs 2 "alloc" "alloc=caching"
+    check "ab, unknown key" 2 scripts/ab --pairs 2 "color=red" "alloc=caching"
+    check "ab, bad pairs" 2 scripts/ab --pairs 0 "alloc=raw" "alloc=caching"
+else
+    echo "SKIP-PART: build/bin not built: bench.sh --repeat and scripts/ab not exercised"
 fi
 
 if [ "$failures" -gt 0 ]; then

@@ -1,0 +1,212 @@
+"""Two-sample statistics for scripts/compare, in plain Python (no numpy or scipy needed
+on a GPU box that cannot install them).
+
+One sample is one process (or one whole repetition of the suite): the values of one
+metric over the repetitions of run A and of run B. Within-process spread (p25..p75 of
+one process) says nothing about the process-to-process noise, which on a VM can be
+bimodal (one process at 450 ns, the next at 750 ns), so nothing here assumes a normal
+distribution:
+
+  - mann_whitney(a, b): the Wilcoxon-Mann-Whitney rank-sum test, two-sided p-value.
+    Exact (the permutation distribution of the rank sum, midranks for ties) while
+    len(a) + len(b) <= EXACT_MAX; above, the normal approximation with tie and
+    continuity corrections.
+  - hodges_lehmann(a, b, alpha): the shift of b against a (median of all pairwise
+    differences b_j - a_i) with its distribution-free (Moses) 1 - alpha interval.
+    Callers pass log values to get a ratio.
+  - benjamini_hochberg(pvalues): q-values that control the false-discovery rate across
+    all metrics compared (valid under the positive dependence that metrics of one
+    process show).
+  - min_detectable_shift(a, b, alpha, power): the shift the test would find with the
+    given power, from the pooled within-side spread (normal approximation).
+  - min_p(na, nb): the smallest p-value the test can give with these sample sizes.
+  - quantile_median(values): the median."""
+import math
+from functools import lru_cache
+
+EXACT_MAX = 30
+
+
+def _ranks(values):
+    """Midranks (1-based) of values, in their order; ties share the mean rank."""
+    order = sorted(range(len(values)), key=lambda i: values[i])
+    ranks = [0.0] * len(values)
+    i = 0
+    while i < len(order):
+        j = i
+        while j + 1 < len(order) and values[order[j + 1]] == values[order[i]]:
+            j += 1
+        for k in range(i, j + 1):
+            ranks[order[k]] = (i + j) / 2 + 1
+        i = j + 1
+    return ranks
+
+
+@lru_cache(maxsize=256)
+def _rank_sum_distribution(doubled_ranks, n_a):
+    """{2 x rank sum: number of ways} over all choices of n_a of the pooled items.
+    doubled_ranks: the sorted pooled midranks times 2 (integers). Cached: every metric
+    of one comparison without ties shares one pattern."""
+    # ways[k] maps a doubled sum to the number of k-subsets that reach it.
+    ways = [dict() for _ in range(n_a + 1)]
+    ways[0][0] = 1
+    for r in doubled_ranks:
+        for k in range(min(n_a, len(doubled_ranks)) - 1, -1, -1):
+            if not ways[k]:
+                continue
+            nxt = ways[k + 1]
+            for s, c in ways[k].items():
+                nxt[s + r] = nxt.get(s + r, 0) + c
+    return ways[n_a]
+
+
+def mann_whitney(a, b):
+    """Two-sided p-value of the rank-sum test of a against b (1.0 when it cannot tell)."""
+    na, nb = len(a), len(b)
+    if na == 0 or nb == 0:
+        return 1.0
+    pooled = list(a) + list(b)
+    ranks = _ranks(pooled)
+    n = na + nb
+    if len(set(pooled)) == 1:
+        return 1.0
+    rank_sum_a = sum(ranks[:na])
+    mean = na * (n + 1) / 2
+    if n <= EXACT_MAX:
+        doubled = tuple(sorted(int(round(2 * r)) for r in ranks))
+        dist = _rank_sum_distribution(doubled, na)
+        total = sum(dist.values())
+        observed = abs(2 * rank_sum_a - 2 * mean)
+        # Two-sided: every arrangement at least as far from the mean as the observed one.
+        extreme = sum(c for s, c in dist.items() if abs(s - 2 * mean) >= observed - 1e-9)
+        return min(1.0, extreme / total)
+    tie_term = 0.0
+    counts = {}
+    for v in pooled:
+        counts[v] = counts.get(v, 0) + 1
+    for t in counts.values():
+        tie_term += t ** 3 - t
+    var = na * nb / 12 * ((n + 1) - tie_term / (n * (n - 1)))
+    if var <= 0:
+        return 1.0
+    z = max(0.0, abs(rank_sum_a - mean) - 0.5) / math.sqrt(var)
+    return min(1.0, math.erfc(z / math.sqrt(2)))
+
+
+def min_p(na, nb):
+    """The smallest two-sided p-value of the rank-sum test with these sample sizes."""
+    if na == 0 or nb == 0:
+        return 1.0
+    return min(1.0, 2 / math.comb(na + nb, na))
+
+
+def normal_quantile(p):
+    """Inverse of the standard normal CDF (Acklam's rational approximation, |err| < 1e-8
+    after one Newton step)."""
+    if not 0 < p < 1:
+        raise ValueError("p must be in (0, 1)")
+    a = (-3.969683028665376e+01, 2.209460984245205e+02, -2.759285104469687e+02,
+         1.383577518672690e+02, -3.066479806614716e+01, 2.506628277459239e+00)
+    b = (-5.447609879822406e+01, 1.615858368580409e+02, -1.556989798598866e+02,
+         6.680131188771972e+01, -1.328068155288572e+01)
+    c = (-7.784894002430293e-03, -3.223964580411365e-01, -2.400758277161838e+00,
+         -2.549732539343734e+00, 4.374664141464968e+00, 2.938163982698783e+00)
+    d = (7.784695709041462e-03, 3.224671290700398e-01, 2.445134137142996e+00, 3.754408661907416e+00)
+    lo = 0.02425
+    if p < lo:
+        q = math.sqrt(-2 * math.log(p))
+        x = (((((c[0] * q + c[1]) * q + c[2]) * q + c[3]) * q + c[4]) * q + c[5]) / \
+            ((((d[0] * q + d[1]) * q + d[2]) * q + d[3]) * q + 1)
+    elif p <= 1 - lo:
+        q = p - 0.5
+        r = q * q
+        x = (((((a[0] * r + a[1]) * r + a[2]) * r + a[3]) * r + a[4]) * r + a[5]) * q / \
+            (((((b[0] * r + b[1]) * r + b[2]) * r + b[3]) * r + b[4]) * r + 1)
+    else:
+        q = math.sqrt(-2 * math.log(1 - p))
+        x = -(((((c[0] * q + c[1]) * q + c[2]) * q + c[3]) * q + c[4]) * q + c[5]) / \
+            ((((d[0] * q + d[1]) * q + d[2]) * q + d[3]) * q + 1)
+    e = 0.5 * math.erfc(-x / math.sqrt(2)) - p
+    u = e * math.sqrt(2 * math.pi) * math.exp(x * x / 2)
+    return x - u / (1 + x * u / 2)
+
+
+@lru_cache(maxsize=256)
+def _u_lower_critical(na, nb, alpha):
+    """The largest c with P(U <= c) <= alpha / 2 under the null (no ties), or -1 when even
+    U = 0 is more likely than that. Exact while small, else the normal approximation."""
+    if na + nb <= EXACT_MAX:
+        dist = _rank_sum_distribution(tuple(range(2, 2 * (na + nb) + 1, 2)), na)
+        total = sum(dist.values())
+        base = na * (na + 1)  # 2 x the smallest rank sum: U = (doubled sum - base) / 2
+        cum, c = 0, -1
+        for s in sorted(dist):
+            cum += dist[s]
+            if cum / total > alpha / 2:
+                break
+            c = (s - base) // 2
+        return c
+    z = normal_quantile(1 - alpha / 2)
+    return int(math.floor(na * nb / 2 - z * math.sqrt(na * nb * (na + nb + 1) / 12)))
+
+
+def hodges_lehmann(a, b, alpha=0.05):
+    """(estimate, low, high): the shift of b against a and its 1 - alpha interval
+    (low/high are -inf/inf when the sample sizes cannot bound it)."""
+    diffs = sorted(y - x for x in a for y in b)
+    m = len(diffs)
+    if m == 0:
+        return math.nan, -math.inf, math.inf
+    mid = m // 2
+    estimate = diffs[mid] if m % 2 else (diffs[mid - 1] + diffs[mid]) / 2
+    c = _u_lower_critical(len(a), len(b), alpha)
+    if c < 0:
+        return estimate, -math.inf, math.inf
+    # Moses: the (c+1)-th smallest and the (c+1)-th largest pairwise difference.
+    return estimate, diffs[c], diffs[m - 1 - c]
+
+
+def benjamini_hochberg(pvalues):
+    """q-values (BH-adjusted p-values), in the order given."""
+    m = len(pvalues)
+    order = sorted(range(m), key=lambda i: pvalues[i])
+    q = [1.0] * m
+    running = 1.0
+    for rank in range(m, 0, -1):
+        i = order[rank - 1]
+        running = min(running, pvalues[i] * m / rank)
+        q[i] = running
+    return q
+
+
+def pooled_sd(a, b):
+    """The within-side standard deviation, pooled (0 when neither side varies)."""
+    def ss(v):
+        mean = sum(v) / len(v)
+        return sum((x - mean) ** 2 for x in v)
+    dof = len(a) + len(b) - 2
+    if dof <= 0:
+        return math.nan
+    return math.sqrt((ss(a) + ss(b)) / dof)
+
+
+def min_detectable_shift(a, b, alpha=0.05, power=0.8):
+    """The smallest shift the rank test would detect with this power at level alpha:
+    (z_{1-alpha/2} + z_power) x pooled sd x sqrt(1/na + 1/nb), times sqrt(pi/3) for the
+    rank test's efficiency against a t-test. inf when the sample sizes cannot reach alpha."""
+    if min_p(len(a), len(b)) > alpha:
+        return math.inf
+    sd = pooled_sd(a, b)
+    if not math.isfinite(sd):
+        return math.inf
+    z = normal_quantile(1 - alpha / 2) + normal_quantile(power)
+    return z * sd * math.sqrt(1 / len(a) + 1 / len(b)) * math.sqrt(math.pi / 3)
+
+
+def quantile_median(values):
+    """The median (mean of the middle two for an even count); None for no values."""
+    v = sorted(values)
+    if not v:
+        return None
+    mid = len(v) // 2
+    return v[mid] if len(v) % 2 else (v[mid - 1] + v[mid]) / 2

@@ -1,0 +1,43 @@
+#!/usr/bin/env python3
+"""summarize.py RUN: for a repeated run (RUN/rep-1, rep-2, ...), writes RUN/summary.csv:
+every metric over the repetitions (one value per repetition: one process), with the
+median, the quartiles, the extremes and the relative IQR, which is the process-to-process
+noise a comparison has to see through. Called by scripts/bench.sh --repeat."""
+import csv
+import os
+import sys
+
+sys.dont_write_bytecode = True
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import vlresults  # noqa: E402
+
+
+def main():
+    if len(sys.argv) != 2 or not os.path.isdir(sys.argv[1]):
+        print("usage: summarize.py RUN_FOLDER", file=sys.stderr)
+        return 2
+    run = vlresults.Run(sys.argv[1])
+    if not run.repeated:
+        print(f"summarize: {sys.argv[1]} has no rep-<k> folders", file=sys.stderr)
+        return 2
+    path = os.path.join(sys.argv[1], "summary.csv")
+    with open(path, "w", newline="") as f:
+        f.write(f"# repetitions: {len(run.reps)}\n# one value per repetition (a separate process); "
+                "rel_iqr = (p75 - p25) / median over the repetitions\n")
+        w = csv.writer(f)
+        w.writerow(["file", "row", "metric", "unit", "n", "median", "p25", "p75", "min", "max", "rel_iqr"])
+        for fname in sorted(run.files):
+            for m in run.files[fname]:
+                v = sorted(m.samples)
+                p25, p75 = vlresults.quantile(v, 0.25), vlresults.quantile(v, 0.75)
+                rel = (p75 - p25) / abs(m.value) if m.value else ""
+                w.writerow([fname, m.row, m.name, m.unit, len(v), f"{m.value:.6g}", f"{p25:.6g}", f"{p75:.6g}",
+                            f"{v[0]:.6g}", f"{v[-1]:.6g}", f"{rel:.4g}" if rel != "" else ""])
+    for line in run.malformed:
+        print(f"summarize: malformed row: {line}", file=sys.stderr)
+    print(f"bench: summary over {len(run.reps)} repetitions: {path}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,122 @@
+#!/usr/bin/env python3
+"""Checks of scripts/compare's statistics (scripts/compare.d/rankstats.py, verdict.py) on
+synthetic samples with the process-to-process noise seen on GPU VMs: each process lands
+in a fast or a slow mode (a third fast, as measured: 443-494 ns against 689-841 ns), and
+every metric of a process shares its mode. Run by tests/compare/run.sh; prints one line
+per check and exits 1 when one fails.
+  - exact rank-test p-values against values computed by hand;
+  - the normal approximation agrees with the exact distribution where they meet;
+  - A/A: over many trials, the share of trials with any metric reported changed stays
+    at or below alpha (plus binomial slack), and single runs are inconclusive;
+  - a 20% shift at 20 repetitions per side is found (>= 80% of trials, every metric);
+  - the Hodges-Lehmann interval covers the true ratio at about its confidence."""
+import math
+import os
+import random
+import sys
+
+sys.dont_write_bytecode = True
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "..", "scripts", "compare.d"))
+import rankstats  # noqa: E402
+import verdict  # noqa: E402
+from vlresults import Metric  # noqa: E402
+
+failures = 0
+
+
+def check(what, ok, detail=""):
+    global failures
+    print(f"{'ok  ' if ok else 'FAIL'} {what}{': ' + detail if detail else ''}")
+    failures += not ok
+
+
+def process_values(rng, n_metrics, factor=1.0):
+    """One process: every metric in the process's mode, with a little jitter each."""
+    mode = 470.0 if rng.random() < 1 / 3 else 760.0
+    return [mode * (1 + 0.1 * k) * factor * rng.uniform(0.95, 1.05) for k in range(n_metrics)]
+
+
+def run(rng, reps, n_metrics, factor=1.0):
+    per_process = [process_values(rng, n_metrics, factor) for _ in range(reps)]
+    return [[p[k] for p in per_process] for k in range(n_metrics)]
+
+
+def judge(a_samples, b_samples, **kw):
+    pairs = [(Metric("x.csv", f"size={k}", "alloc_median", "ns", 0, samples=a),
+              Metric("x.csv", f"size={k}", "alloc_median", "ns", 0, samples=b))
+             for k, (a, b) in enumerate(zip(a_samples, b_samples))]
+    return verdict.judge_all(pairs, **kw)
+
+
+# Exact p-values: with 3 against 3 and no overlap, 2 of the 20 arrangements are as extreme.
+check("exact p, 3 vs 3 separated", abs(rankstats.mann_whitney([1, 2, 3], [4, 5, 6]) - 0.1) < 1e-12)
+check("exact p, 4 vs 4 separated", abs(rankstats.mann_whitney([1, 2, 3, 4], [5, 6, 7, 8]) - 2 / 70) < 1e-12)
+check("exact p with ties, all tied within sides", abs(rankstats.mann_whitney([5, 5, 5], [7, 7, 7]) - 0.1) < 1e-12)
+check("identical samples give p = 1", rankstats.mann_whitney([3, 3], [3, 3]) == 1.0)
+# One swap in 4 vs 4: rank sum 11 of A; P(W <= 11) = 4/70 (sums 10, 11 and ... by hand: 1 + 1 + 2 = 4 of 70).
+check("exact p, 4 vs 4 one swap", abs(rankstats.mann_whitney([1, 2, 3, 5], [4, 6, 7, 8]) - 2 * 2 / 70) < 1e-12,
+      f"{rankstats.mann_whitney([1, 2, 3, 5], [4, 6, 7, 8])}")
+a, b = list(range(15)), [x + 3.5 for x in range(15)]  # p about 0.1: where verdicts are decided
+exact = rankstats.mann_whitney(a, b)
+saved, rankstats.EXACT_MAX = rankstats.EXACT_MAX, 0
+approx = rankstats.mann_whitney(a, b)
+rankstats.EXACT_MAX = saved
+check("normal approximation within 10% of the exact p at 15 vs 15", abs(approx - exact) / exact < 0.1,
+      f"exact {exact:.4g}, approx {approx:.4g}")
+check("min_p(4, 4) = 2/70", abs(rankstats.min_p(4, 4) - 2 / 70) < 1e-12)
+check("normal quantile", abs(rankstats.normal_quantile(0.975) - 1.959963985) < 1e-8)
+est, lo, hi = rankstats.hodges_lehmann([1, 2, 3, 4, 5, 6, 7, 8], [3, 4, 5, 6, 7, 8, 9, 10])
+check("Hodges-Lehmann shift of a shifted sample", est == 2.0 and lo < 2 < hi, f"{est} [{lo}, {hi}]")
+
+# A/A: the error rate over many trials.
+alpha, trials, n_metrics = 0.05, 300, 12
+rng = random.Random(20261122)
+for reps in (5, 10):
+    flagged_trials = same = total = 0
+    for _ in range(trials):
+        js = judge(run(rng, reps, n_metrics), run(rng, reps, n_metrics), alpha=alpha)
+        flagged_trials += any(j.verdict not in ("same", "inconclusive") for j in js)
+        same += sum(j.verdict == "same" for j in js)
+        total += len(js)
+    rate = flagged_trials / trials
+    slack = 3 * math.sqrt(alpha * (1 - alpha) / trials)
+    check(f"A/A, {reps} reps/side: trials with a false alarm <= alpha", rate <= alpha + slack,
+          f"{rate:.3f} of {trials} trials (alpha {alpha}, slack {slack:.3f})")
+    if reps == 10:
+        check("A/A, 10 reps/side: metrics 'same'", same / total >= 0.9, f"{same / total:.3f}")
+
+js = judge(run(rng, 1, n_metrics), run(rng, 1, n_metrics))
+check("single runs: every timing inconclusive", all(j.verdict == "inconclusive" for j in js),
+      ", ".join(sorted({j.verdict for j in js})))
+check("single runs: never a regression", not any(j.regression for j in js))
+check("single runs: say how many repetitions the test needs", all(j.reps_needed and j.reps_needed >= 4 for j in js))
+
+# A 20% shift at 20 repetitions per side.
+found_all = 0
+for _ in range(100):
+    js = judge(run(rng, 20, n_metrics), run(rng, 20, n_metrics, factor=1.2))
+    found_all += all(j.verdict == "slower" and j.regression for j in js)
+check("20% slower at 20 reps/side: every metric slower and a regression in >= 80% of trials",
+      found_all >= 80, f"{found_all} of 100")
+js = judge(run(rng, 20, n_metrics), run(rng, 20, n_metrics, factor=1 / 1.2))
+check("20% faster: faster, no regression", all(j.verdict == "faster" and not j.regression for j in js))
+
+# Interval coverage of the ratio (95%).
+covered = 0
+for _ in range(300):
+    js = judge(run(rng, 10, 1), run(rng, 10, 1, factor=1.1))
+    covered += js[0].lo <= 1.1 <= js[0].hi
+check("95% interval of B/A covers the true ratio", covered / 300 >= 0.92, f"{covered / 300:.3f}")
+
+# Memory metrics: equal everywhere is 'same' even with one run; direction-less is 'changed'.
+m = lambda name, unit, vals: Metric("x.csv", "r", name, unit, vals[0], samples=vals)  # noqa: E731
+js = verdict.judge_all([(m("peak_reserved_bytes", "bytes", [100]), m("peak_reserved_bytes", "bytes", [100])),
+                        (m("peak_reserved_bytes", "bytes", [100] * 6), m("peak_reserved_bytes", "bytes", [120] * 6)),
+                        (m("device_free_bytes", "bytes", [100] * 6), m("device_free_bytes", "bytes", [120] * 6))])
+check("equal bytes, one run each: same", js[0].verdict == "same")
+check("20% more reserved at 6 reps: worse, regression", js[1].verdict == "worse" and js[1].regression)
+check("free bytes changed: 'changed', no regression", js[2].verdict == "changed" and not js[2].regression)
+
+print(f"test_stats: {'passed' if not failures else f'{failures} failure(s)'}")
+sys.exit(1 if failures else 0)
