@@ -17,7 +17,9 @@ Per metric:
      direction is better), with the ratio B/A
      estimated by Hodges-Lehmann on log values and its 1 - alpha interval;
   5. otherwise "same" when the smallest change the runs could have detected (80% power)
-     is at most --resolve, else "inconclusive" (too noisy to say).
+     is at most --resolve (default: a doubling or halving), else "inconclusive" (too
+     noisy to say). The table and compare.csv give that smallest change (mde) for
+     every metric: "same" is as strong as its mde.
 A change is a regression (exit 1) when it is real (4.) and its estimated size is beyond
 --threshold in the bad direction.
 
@@ -91,7 +93,7 @@ def change_of(ratio):
     return max(ratio, 1 / ratio) - 1
 
 
-def judge_all(pairs, alpha=0.05, threshold=0.05, resolve=0.5, power=0.8):
+def judge_all(pairs, alpha=0.05, threshold=0.05, resolve=1.0, power=0.8):
     """pairs: [(metric A, metric B)]; returns one Judgement each, in order."""
     out = [Judgement() for _ in pairs]
     tested = []
