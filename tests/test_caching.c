@@ -555,6 +555,32 @@ static void test_stats_and_reset_peaks(void **state)
     close_both(f);
 }
 
+/* Resetting peak statistics leaves the per-stream peak that expandable reclaim caps
+ * reserved against: a program that resets its peaks (every epoch, say) must not make
+ * the allocator unmap and map its cache again. */
+static void test_reset_peaks_keeps_reclaim_peak(void **state)
+{
+    (void)state;
+    fixture f = open_both("sim", "caching:segments=expandable,chunk=2MiB");
+    vl_deallocate(f.a, vl_allocate(f.a, 100 * MiB, S(1)), 0, S(1)); /* the stream's peak: 100 MiB */
+    vl_trim(f.a);
+    void *p[10];
+    for (int i = 0; i < 10; i++) p[i] = vl_allocate(f.a, 6 * MiB, S(1));
+    for (int i = 0; i < 10; i += 2) vl_deallocate(f.a, p[i], 0, S(1)); /* five 6 MiB holes */
+    vl_alloc_reset_peaks(f.a);
+    assert_int_equal(stats_of(f.a).peak_allocated_bytes, 30 * MiB);
+    int64_t unmaps = stats_of(f.a).device_frees;
+    /* 10 MiB fits no hole: 10 MiB more are mapped, 70 MiB reserved, well under the
+     * stream's peak of 100 MiB, so nothing is unmapped. */
+    void *q = vl_allocate(f.a, 10 * MiB, S(1));
+    assert_non_null(q);
+    assert_int_equal(stats_of(f.a).device_frees, unmaps);
+    assert_int_equal(stats_of(f.a).reserved_bytes, 70 * MiB);
+    vl_deallocate(f.a, q, 0, S(1));
+    for (int i = 1; i < 10; i += 2) vl_deallocate(f.a, p[i], 0, S(1));
+    close_both(f);
+}
+
 static void test_bad_options(void **state)
 {
     (void)state;
@@ -599,6 +625,7 @@ int main(void)
         cmocka_unit_test(test_max_split),
         cmocka_unit_test(test_gc_threshold),
         cmocka_unit_test(test_stats_and_reset_peaks),
+        cmocka_unit_test(test_reset_peaks_keeps_reclaim_peak),
         cmocka_unit_test(test_bad_options),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -82,7 +82,8 @@ typedef struct vl_cpending {
  * gives back its own free chunks once its reserved passes (1 + reclaim) x its peak
  * allocated, and takes other streams' only under device memory pressure. Invariants:
  * allocated = sum of its ALLOCATED blocks' sizes; reserved = mapped bytes of its pools'
- * expandable ranges (0 in classic mode); peak_allocated >= allocated (reset_peaks). */
+ * expandable ranges (0 in classic mode); peak_allocated >= allocated, the stream's
+ * high-water mark since it was first seen (reset_peaks leaves it: reclaim's cap). */
 typedef struct vl_cstream {
     vl_stream handle;
     vl_cpool pools[2]; /* [0] small, [1] large */
