@@ -97,4 +97,13 @@ size_t vl_sim_pending_events(vl_device *d);
 /* Device-side counters of the simulation: bytes in plain allocations + mapped chunks. */
 size_t vl_sim_used_bytes(vl_device *d);
 
+/* Fault injection on sim (also the SPEC options fail_alloc=N, fail_map=N, ...): the nth
+ * call of kind op from now on (1 = the next) fails with VL_DEV_ERROR, once; 0 disarms.
+ * An injected event_query failure returns -1. */
+typedef enum vl_sim_op {
+    VL_SIM_MEM_ALLOC, VL_SIM_MEM_FREE, VL_SIM_VA_RESERVE, VL_SIM_VA_RELEASE, VL_SIM_MAP,
+    VL_SIM_UNMAP, VL_SIM_EVENT_RECORD, VL_SIM_EVENT_QUERY, VL_SIM_SYNCHRONIZE, VL_SIM_OPS
+} vl_sim_op;
+void vl_sim_fail_nth(vl_device *d, vl_sim_op op, uint64_t n);
+
 #endif

@@ -6,6 +6,7 @@
 
 #include "caching/allocator.h"
 #include "caching/caching.h"
+#include "caching/hostmem.h"
 #include "caching/sizes.h"
 
 static const vl_option_doc caching_options[] = {
@@ -66,8 +67,9 @@ static int caching_open(vl_allocator *a, const vl_spec *spec, char *err, size_t 
                  a->dev->name);
         return -1;
     }
-    vl_caching *c = calloc(1, sizeof *c);
-    if (!c || vl_addrmap_init(&c->table, 4096) != 0) {
+    vl_caching *c = vl_host_calloc(1, sizeof *c);
+    if (!c || vl_addrmap_init(&c->table, 4096) != 0 || vl_addrmap_init(&c->stream_table, 16) != 0) {
+        if (c) vl_addrmap_destroy(&c->table);
         free(c);
         snprintf(err, errlen, "caching: out of host memory");
         return -1;
@@ -159,7 +161,7 @@ static void caching_close(vl_allocator *a)
             vl_expandable_destroy(c, s);
         } else {
             int rc = c->dev->ops->mem_free(c->dev, (void *)s->base, s->size);
-            if (rc != VL_DEV_OK) vl_caching_fatal("mem_free of a segment at close", rc);
+            if (rc != VL_DEV_OK) vl_caching_fail(c, VL_CACHING_ERR_DEVICE, "mem_free of a segment at close", rc);
             vl_segment_unlink(c, s);
             free(s);
         }
@@ -169,6 +171,7 @@ static void caching_close(vl_allocator *a)
     vl_slab_destroy(&c->blocks);
     vl_slab_destroy(&c->nodes);
     vl_addrmap_destroy(&c->table);
+    vl_addrmap_destroy(&c->stream_table);
     vl_lock_release(&c->lock);
     free(c);
     a->impl = NULL;
@@ -197,6 +200,16 @@ int vl_caching_check(vl_allocator *a, char *err, size_t errlen)
     int rc = vl_caching_check_locked(c, err, errlen);
     vl_lock_release(&c->lock);
     return rc;
+}
+
+int vl_caching_last_error(vl_allocator *a, char *buf, size_t buflen)
+{
+    vl_caching *c = impl(a);
+    vl_lock_acquire(&c->lock);
+    int code = c->last_error;
+    if (buf && buflen) snprintf(buf, buflen, "%s", code ? c->last_error_text : "");
+    vl_lock_release(&c->lock);
+    return code;
 }
 
 size_t vl_caching_block_size(vl_allocator *a, void *p)

@@ -11,8 +11,8 @@
 #include <string.h>
 
 #include "caching/allocator.h"
+#include "caching/hostmem.h"
 #include "caching/sizes.h"
-#include "exitcodes.h"
 
 /* How many blocks of a size class a fit compares (the request's own class, then the
  * first non-empty class above it, found in O(1) from the bitmaps): bounded work, and
@@ -21,35 +21,52 @@
  * peak reserved (synthetic GPT-2/ResNet/transformer traces, both segment modes). */
 #define FIT_SCAN 4
 
-void vl_caching_fatal(const char *what, int rc)
+void vl_caching_fail(vl_caching *c, int code, const char *what, int rc)
 {
-    fprintf(stderr, "caching: %s failed (device status %d)\n", what, rc);
-    exit(VL_EXIT_FAIL);
+    c->last_error = code;
+    if (code == VL_CACHING_ERR_HOST_MEMORY)
+        snprintf(c->last_error_text, sizeof c->last_error_text, "caching: %s: out of host memory", what);
+    else
+        snprintf(c->last_error_text, sizeof c->last_error_text, "caching: %s failed (device status %d)", what, rc);
+    fprintf(stderr, "%s\n", c->last_error_text);
 }
 
 vl_cblock *vl_caching_new_block(vl_caching *c)
 {
     vl_cblock *b = vl_slab_get(&c->blocks);
-    if (!b) vl_caching_fatal("host allocation of a block header", -1);
+    if (!b) {
+        vl_caching_fail_host(c, "host allocation of a block header");
+        return NULL;
+    }
     *b = (vl_cblock){0}; /* inline stores; a memset call would cost a tenth of a cache hit */
     return b;
 }
 
+/* The stream table's key: handles are pointers (NULL = the default stream) and the
+ * table reserves key 0, so the key is the handle + 1. */
+static uintptr_t stream_key(vl_stream s) { return (uintptr_t)s + 1; }
+
 vl_cstream *vl_caching_stream(vl_caching *c, vl_stream s)
 {
     if (c->last_stream && c->last_stream->handle == s) return c->last_stream;
-    for (size_t i = 0; i < c->nstreams; i++) {
-        if (c->streams[i]->handle == s) return c->last_stream = c->streams[i];
-    }
+    vl_addrmap_slot *slot = vl_addrmap_find(&c->stream_table, stream_key(s));
+    if (slot) return c->last_stream = (vl_cstream *)(uintptr_t)slot->value;
     if (c->nstreams == c->streams_cap) {
         size_t cap = c->streams_cap ? c->streams_cap * 2 : 4;
-        vl_cstream **grown = realloc(c->streams, cap * sizeof *grown);
-        if (!grown) return NULL;
+        vl_cstream **grown = vl_host_realloc(c->streams, cap * sizeof *grown);
+        if (!grown) {
+            vl_caching_fail_host(c, "host allocation of the stream list");
+            return NULL;
+        }
         c->streams = grown;
         c->streams_cap = cap;
     }
-    vl_cstream *st = calloc(1, sizeof *st);
-    if (!st) return NULL;
+    vl_cstream *st = vl_host_calloc(1, sizeof *st);
+    if (!st || vl_addrmap_insert(&c->stream_table, stream_key(s), (uint64_t)(uintptr_t)st) != 0) {
+        free(st);
+        vl_caching_fail_host(c, "host allocation of a stream record");
+        return NULL;
+    }
     st->handle = s;
     for (int k = 0; k < 2; k++) {
         st->pools[k].stream = st;
@@ -94,8 +111,10 @@ static vl_cblock *find_fit(vl_caching *c, vl_cpool *p, size_t rounded)
 static void take(vl_caching *c, vl_cpool *p, vl_cblock *b, size_t rounded)
 {
     vl_free_remove(c, b);
-    if (vl_caching_should_split(b->size, rounded, p->small, b->seg->expandable, c->cfg.max_split)) {
-        vl_cblock *rest = vl_caching_new_block(c);
+    vl_cblock *rest;
+    /* Without a header for the remainder the block is handed out whole: wasteful, not wrong. */
+    if (vl_caching_should_split(b->size, rounded, p->small, b->seg->expandable, c->cfg.max_split) &&
+        (rest = vl_caching_new_block(c)) != NULL) {
         rest->addr = b->addr + rounded;
         rest->size = b->size - rounded;
         rest->seg = b->seg;
@@ -167,7 +186,10 @@ void *vl_caching_alloc(vl_caching *c, size_t size, vl_stream s)
     if (c->npending) vl_caching_process_events(c, 0);
     size_t rounded = size <= VL_CACHING_MAX_REQUEST ? vl_caching_round_size(size, c->cfg.roundup_div) : size;
     vl_cstream *st = vl_caching_stream(c, s);
-    if (!st) vl_caching_fatal("host allocation of a stream record", -1);
+    if (!st) {
+        c->st.ooms++;
+        return NULL;
+    }
     vl_cpool *p = &st->pools[vl_caching_is_small(rounded) ? 0 : 1];
 
     vl_cblock *b = NULL;
@@ -175,6 +197,10 @@ void *vl_caching_alloc(vl_caching *c, size_t size, vl_stream s)
     if (size <= VL_CACHING_MAX_REQUEST) {
         b = cached_fit(c, st, &p, rounded);
         if (!b) b = grow(c, p, rounded, &rc);
+        if (!b && rc == VL_DEV_ERROR) {
+            c->st.ooms++; /* a device or host failure, recorded; flushing would not help */
+            return NULL;
+        }
         if (!b) {
             /* Like PyTorch: wait for deferred frees, give every cached byte back, retry once. */
             c->st.alloc_retries++;
@@ -190,9 +216,13 @@ void *vl_caching_alloc(vl_caching *c, size_t size, vl_stream s)
         return NULL;
     }
     take(c, p, b, rounded);
+    if (vl_addrmap_insert(&c->table, b->addr, (uint64_t)(uintptr_t)b) != 0) {
+        vl_caching_fail_host(c, "host allocation of the pointer table");
+        vl_caching_release_block(c, b); /* back to the cache, merged with its remainder */
+        c->st.ooms++;
+        return NULL;
+    }
     b->requested = size;
-    if (vl_addrmap_insert(&c->table, b->addr, (uint64_t)(uintptr_t)b) != 0)
-        vl_caching_fatal("host allocation of the pointer table", -1);
     vl_stat_add(&c->st.requested_bytes, &c->st.peak_requested_bytes, (int64_t)size);
     vl_stat_add(&c->st.allocated_bytes, &c->st.peak_allocated_bytes, (int64_t)b->size);
     vl_stat_add(&st->allocated, &st->peak_allocated, (int64_t)b->size);
