@@ -506,6 +506,27 @@ static void test_max_split(void **state)
     close_both(f);
 }
 
+/* max_split with no window on the fit: the best fit is found however many oversize
+ * blocks share its size class (here four 1054 MiB blocks, freed after the 1 GiB one,
+ * in the same class as 1 GiB). */
+static void test_max_split_best_fit_beyond_a_window(void **state)
+{
+    (void)state;
+    fixture f = open_both("sim:capacity=141GiB", "caching:max_split=100MiB");
+    void *p[5];
+    p[0] = vl_allocate(f.a, 1024 * MiB, NULL);
+    for (int i = 1; i < 5; i++) p[i] = vl_allocate(f.a, 1054 * MiB, NULL);
+    for (int i = 0; i < 5; i++) vl_deallocate(f.a, p[i], 0, NULL);
+    void *q = vl_allocate(f.a, 1024 * MiB, NULL);
+    assert_non_null(q);
+    vl_alloc_stats st = stats_of(f.a);
+    assert_int_equal(st.device_allocs, 5);
+    assert_int_equal(st.reserved_bytes, (1024 + 4 * 1054) * MiB);
+    assert_int_equal(vl_caching_block_size(f.a, q), 1024 * MiB);
+    vl_deallocate(f.a, q, 0, NULL);
+    close_both(f);
+}
+
 static void test_gc_threshold(void **state)
 {
     (void)state;
@@ -623,6 +644,7 @@ int main(void)
         cmocka_unit_test(test_expandable_releases_cache_under_pressure),
         cmocka_unit_test(test_expandable_reclaim_moves_memory),
         cmocka_unit_test(test_max_split),
+        cmocka_unit_test(test_max_split_best_fit_beyond_a_window),
         cmocka_unit_test(test_gc_threshold),
         cmocka_unit_test(test_stats_and_reset_peaks),
         cmocka_unit_test(test_reset_peaks_keeps_reclaim_peak),

@@ -58,7 +58,7 @@ typedef struct vl_csegment {
     int expandable;
     vl_cpool *pool;
     vl_cblock *first;          /* lowest-address block */
-    vl_cblock *unmapped;       /* expandable: list of UNMAPPED blocks (via bin_next/bin_prev) */
+    vl_cblock *unmapped;       /* expandable: list of UNMAPPED blocks (via unmapped_next/unmapped_prev) */
     struct vl_csegment *prev, *next; /* the allocator's segment list */
     struct vl_csegment *pool_next;   /* expandable: the pool's next range */
 } vl_csegment;

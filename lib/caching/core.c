@@ -4,22 +4,14 @@
  * (segments_classic.c / segments_expandable.c); a device OOM releases the whole cache
  * and retries once, then returns NULL with a report (stats.c).
  *
- * Hot path of a cache hit: one pointer-table probe, a bitmap lookup, an unlink and a
- * link, a few counters; no malloc, no device call. */
-#include <limits.h>
+ * Hot path of a cache hit: one pointer-table probe, a bitmap lookup, a treap descent
+ * (a few nodes), an unlink and a link, a few counters; no malloc, no device call. */
 #include <stdlib.h>
 #include <string.h>
 
 #include "caching/allocator.h"
 #include "caching/hostmem.h"
 #include "caching/sizes.h"
-
-/* How many blocks of a size class a fit compares (the request's own class, then the
- * first non-empty class above it, found in O(1) from the bitmaps): bounded work, and
- * any block of a class above is within 3% of the best fit. 16 instead of 4 cost ~80
- * instructions (cache misses, in churn) per alloc and changed no replayed trace's
- * peak reserved (synthetic GPT-2/ResNet/transformer traces, both segment modes). */
-#define FIT_SCAN 4
 
 void vl_caching_fail(vl_caching *c, int code, const char *what, int rc)
 {
@@ -76,29 +68,19 @@ vl_cstream *vl_caching_stream(vl_caching *c, vl_stream s)
     return c->last_stream = st;
 }
 
-/* Best of the first FIT_SCAN blocks of one class that hold `rounded` bytes, by
- * (size, address) like PyTorch's ordered set: smallest first, then lowest address. */
-static vl_cblock *best_in_class(vl_cblock *b, size_t rounded, int limit)
-{
-    vl_cblock *best = NULL;
-    for (int scanned = 0; b && scanned < limit; b = b->bin_next, scanned++) {
-        if (b->size < rounded) continue;
-        if (!best || b->size < best->size || (b->size == best->size && b->addr < best->addr)) best = b;
-    }
-    return best;
-}
-
+/* Best fit in pool p, PyTorch's rule: the smallest free block >= rounded (lowest
+ * address among equal sizes), in the request's own class or else the first non-empty
+ * class above; O(log n) in the blocks of a class (bins.h). Classic large blocks then
+ * obey max_split: since the best fit is the smallest block that fits, when it is
+ * oversize for this request every larger one is too, and the pool must grow. */
 static vl_cblock *find_fit(vl_caching *c, vl_cpool *p, size_t rounded)
 {
     unsigned i = vl_bin_index(rounded);
-    vl_cblock *best = best_in_class(p->bins.heads[i], rounded, FIT_SCAN);
+    vl_cblock *best = vl_bins_fit_in_class(&p->bins, i, rounded);
     if (!best) {
         int j = vl_bins_next_nonempty(&p->bins, i);
-        /* Nothing above: a fitting block may still hide deeper in the request's own
-         * class; look at all of it rather than grow while a fit is cached. */
-        best = j >= 0 ? best_in_class(p->bins.heads[j], rounded, FIT_SCAN)
-                      : best_in_class(p->bins.heads[i], rounded, INT_MAX);
-        if (!best) return NULL;
+        if (j < 0) return NULL;
+        best = vl_bins_first(&p->bins, (unsigned)j);
     }
     if (!p->small && !c->cfg.expandable && !vl_caching_oversize_ok(best->size, rounded, c->cfg.max_split))
         return NULL;

@@ -47,18 +47,18 @@ static uintptr_t chunk_ceil(const vl_csegment *s, uintptr_t a)
 static void unmapped_add(vl_csegment *s, vl_cblock *b)
 {
     b->state = VL_CB_UNMAPPED;
-    b->bin_prev = NULL;
-    b->bin_next = s->unmapped;
-    if (s->unmapped) s->unmapped->bin_prev = b;
+    b->unmapped_prev = NULL;
+    b->unmapped_next = s->unmapped;
+    if (s->unmapped) s->unmapped->unmapped_prev = b;
     s->unmapped = b;
 }
 
 static void unmapped_remove(vl_csegment *s, vl_cblock *b)
 {
-    if (b->bin_prev) b->bin_prev->bin_next = b->bin_next;
-    else s->unmapped = b->bin_next;
-    if (b->bin_next) b->bin_next->bin_prev = b->bin_prev;
-    b->bin_prev = b->bin_next = NULL;
+    if (b->unmapped_prev) b->unmapped_prev->unmapped_next = b->unmapped_next;
+    else s->unmapped = b->unmapped_next;
+    if (b->unmapped_next) b->unmapped_next->unmapped_prev = b->unmapped_prev;
+    b->unmapped_prev = b->unmapped_next = NULL;
 }
 
 /* Links the fresh header b as the block [addr, addr+size) after `after` (or first when
@@ -188,31 +188,41 @@ static vl_csegment *open_range(vl_caching *c, vl_cpool *p, size_t rounded, int *
 
 static vl_cblock *unmap_free_block(vl_caching *c, vl_csegment *s, vl_cblock *b, size_t limit, size_t *released);
 
-/* Unmaps up to `bytes` (rounded up to chunks) of wholly free chunks in the pools of
- * stream `only` (NULL: every stream), largest free blocks first, found through the bins
- * (only classes that can hold a whole chunk are visited). keep1/keep2 (the FREE
- * neighbours the new mapping extends) stay mapped. A bin list may gain the remainders
- * of a split while it is walked; the saved next block stays valid because FREE blocks
- * are never address neighbours of each other. Returns the bytes unmapped. */
-static size_t reclaim(vl_caching *c, const vl_cstream *only, size_t bytes, const vl_cblock *keep1,
-                      const vl_cblock *keep2)
+/* Unmaps free chunks of stream st's pools, largest free blocks first, found through the
+ * bins (only classes that can hold a whole chunk are visited), until *released reaches
+ * bytes. A class is walked from its largest block down by key, so the remainders that
+ * unmapping leaves (smaller keys, holding no whole chunk) are at most looked at again. */
+static void reclaim_stream(vl_caching *c, vl_cstream *st, size_t bytes, const vl_cblock *keep1,
+                           const vl_cblock *keep2, size_t *released)
 {
-    size_t released = 0;
     int lowest = (int)vl_bin_index(c->dev->granularity); /* smaller blocks hold no chunk */
-    for (size_t i = 0; i < c->nstreams && released < bytes; i++) {
-        if (only && c->streams[i] != only) continue;
-        for (int k = 0; k < 2 && released < bytes; k++) {
-            vl_cpool *p = &c->streams[i]->pools[k];
-            if (!p->ranges) continue;
-            for (int j = vl_bins_prev_nonempty(&p->bins, VL_BIN_COUNT); j >= lowest && released < bytes;
-                 j = vl_bins_prev_nonempty(&p->bins, (unsigned)j)) {
-                for (vl_cblock *b = p->bins.heads[j], *next; b && released < bytes; b = next) {
-                    next = b->bin_next;
-                    if (b != keep1 && b != keep2) unmap_free_block(c, b->seg, b, bytes - released, &released);
-                }
+    for (int k = 0; k < 2 && *released < bytes; k++) {
+        vl_cpool *p = &st->pools[k];
+        if (!p->ranges) continue;
+        for (int j = vl_bins_prev_nonempty(&p->bins, VL_BIN_COUNT); j >= lowest && *released < bytes;
+             j = vl_bins_prev_nonempty(&p->bins, (unsigned)j)) {
+            for (vl_cblock *b = vl_bins_last(&p->bins, (unsigned)j); b && *released < bytes;) {
+                size_t size = b->size;
+                uintptr_t addr = b->addr;
+                if (b != keep1 && b != keep2) unmap_free_block(c, b->seg, b, bytes - *released, released);
+                b = vl_bins_before(&p->bins, (unsigned)j, size, addr);
             }
         }
     }
+}
+
+/* Unmaps up to `bytes` (rounded up to chunks) of wholly free chunks in the pools of
+ * stream `only` (NULL: every stream). keep1/keep2 (the FREE neighbours the new mapping
+ * extends) stay mapped. Returns the bytes unmapped. */
+static size_t reclaim(vl_caching *c, vl_cstream *only, size_t bytes, const vl_cblock *keep1, const vl_cblock *keep2)
+{
+    size_t released = 0;
+    if (only) {
+        reclaim_stream(c, only, bytes, keep1, keep2, &released);
+        return released;
+    }
+    for (size_t i = 0; i < c->nstreams && released < bytes; i++)
+        reclaim_stream(c, c->streams[i], bytes, keep1, keep2, &released);
     return released;
 }
 
@@ -229,7 +239,7 @@ typedef struct placement {
  * after it), or all of it (joining both). */
 static void consider_range(const vl_csegment *s, size_t rounded, placement *best)
 {
-    for (vl_cblock *u = s->unmapped; u; u = u->bin_next) {
+    for (vl_cblock *u = s->unmapped; u; u = u->unmapped_next) {
         size_t before = u->prev && u->prev->state == VL_CB_FREE ? u->prev->size : 0;
         size_t after = u->next && u->next->state == VL_CB_FREE ? u->next->size : 0;
         uintptr_t end = u->addr + u->size;
