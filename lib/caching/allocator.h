@@ -89,6 +89,7 @@ typedef struct vl_cstream {
     vl_stream handle;
     vl_cpool pools[2]; /* [0] small, [1] large */
     vl_cpending *pending_head, *pending_tail;
+    struct vl_cstream *next_waiting; /* on the allocator's waiting_streams list iff pending_head */
     int64_t allocated, peak_allocated, reserved;
 } vl_cstream;
 
@@ -113,6 +114,7 @@ typedef struct vl_caching {
     size_t nstreams, streams_cap;
     vl_addrmap stream_table;       /* handle + 1 -> vl_cstream*: O(1) lookup at any stream count */
     vl_cstream *last_stream;       /* lookup cache: most programs use one stream */
+    vl_cstream *waiting_streams;   /* streams whose pending FIFO is non-empty (via next_waiting) */
     vl_csegment *segments;         /* all segments, newest first */
     size_t npending;               /* vl_cpending nodes in all FIFOs */
     vl_alloc_stats st;             /* kept current except inactive_split/largest_free (stats.c) */

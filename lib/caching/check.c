@@ -178,6 +178,11 @@ int vl_caching_check_locked(vl_caching *c, char *err, size_t errlen)
     }
     CHECK(free_blocks_in_bins == free_blocks_in_segments, "bins hold %zu blocks, segments %zu FREE ones", free_blocks_in_bins, free_blocks_in_segments);
     CHECK(pending_nodes == c->npending, "pending events %zu, counter %zu", pending_nodes, c->npending);
+    size_t waiting = 0, with_events = 0;
+    for (const vl_cstream *st = c->waiting_streams; st && waiting <= c->nstreams; st = st->next_waiting, waiting++)
+        CHECK(st->pending_head, "a stream without pending events on the waiting list");
+    for (size_t i = 0; i < c->nstreams; i++) with_events += c->streams[i]->pending_head != NULL;
+    CHECK(waiting == with_events, "waiting list holds %zu streams, %zu have pending events", waiting, with_events);
     CHECK(header_count == c->blocks.live, "block headers: %zu in segments, %zu handed out", header_count, c->blocks.live);
     CHECK((size_t)sums[5] == c->table.count, "pointer table holds %zu, allocated blocks %" PRId64, c->table.count, sums[5]);
     CHECK(sums[0] == c->st.allocated_bytes, "allocated_bytes %" PRId64 ", blocks sum to %" PRId64, c->st.allocated_bytes, sums[0]);

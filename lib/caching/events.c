@@ -49,8 +49,13 @@ static int queue_event(vl_caching *c, vl_cstream *st, vl_cblock *b)
     }
     p->block = b;
     p->next = NULL;
-    if (st->pending_tail) st->pending_tail->next = p;
-    else st->pending_head = p;
+    if (st->pending_tail) {
+        st->pending_tail->next = p;
+    } else { /* the FIFO was empty: the stream joins the list of streams to ask */
+        st->pending_head = p;
+        st->next_waiting = c->waiting_streams;
+        c->waiting_streams = st;
+    }
     st->pending_tail = p;
     b->pending_events++;
     c->npending++;
@@ -87,8 +92,8 @@ void vl_caching_process_events(vl_caching *c, int wait)
         int rc = c->dev->ops->synchronize(c->dev);
         if (rc != VL_DEV_OK) vl_caching_fail(c, VL_CACHING_ERR_DEVICE, "synchronize", rc); /* ask each event */
     }
-    for (size_t i = 0; i < c->nstreams && c->npending; i++) {
-        vl_cstream *st = c->streams[i];
+    /* Only streams with events to ask (an allocator may know 10^4 streams). */
+    for (vl_cstream **link = &c->waiting_streams, *st; (st = *link) != NULL;) {
         vl_cpending *p;
         while ((p = st->pending_head) != NULL) {
             int done = c->dev->ops->event_query(c->dev, p->event);
@@ -106,6 +111,12 @@ void vl_caching_process_events(vl_caching *c, int wait)
                 c->st.active_bytes -= (int64_t)b->size;
                 vl_caching_release_block(c, b);
             }
+        }
+        if (st->pending_head) {
+            link = &st->next_waiting;
+        } else {
+            *link = st->next_waiting;
+            st->next_waiting = NULL;
         }
     }
 }
