@@ -31,6 +31,7 @@
 #define VL_UNKNOWN INT64_C(-1)
 
 enum { VL_OK = 0, VL_UNSUPPORTED = -2, VL_FAILED = -3 };
+enum { VL_OPEN_USAGE = -2 }; /* a backend's open: options that cannot work on this device */
 
 typedef struct vl_alloc_stats {
     int64_t requested_bytes, peak_requested_bytes;           /* sum of sizes callers asked for */
@@ -56,6 +57,8 @@ typedef struct vl_alloc_backend {
     const char *summary;               /* one line for --alloc help */
     const vl_option_doc *options;      /* terminated by {NULL} */
     int needs_cuda;                    /* 0: also runs on a simulated device */
+    /* 0, or -1 with one line in err; VL_OPEN_USAGE when the options cannot work on
+     * this device (a usage error, exit 2, found when the allocator opens). */
     int (*open)(vl_allocator *a, const vl_spec *spec, char *err, size_t errlen);
     void *(*alloc)(vl_allocator *a, size_t size, vl_stream s);
     void (*free)(vl_allocator *a, void *ptr, size_t size, vl_stream s);

@@ -82,7 +82,7 @@ int vl_device_spec_check(const char *spec, char *err, size_t errlen);
 void vl_device_help(FILE *out);
 
 /* Implementations (called by vl_device_open). */
-vl_device *vl_device_sim_open(const vl_spec *spec, char *err, size_t errlen);
+vl_device *vl_device_sim_open(const vl_spec *spec, int *status, char *err, size_t errlen);
 extern const vl_option_doc vl_device_sim_options[];
 vl_device *vl_device_cuda_open(const vl_spec *spec, int *status, char *err, size_t errlen);
 extern const vl_option_doc vl_device_cuda_options[];

@@ -24,6 +24,7 @@
 
 #include "caching/addrmap.h"
 #include "device.h"
+#include "exitcodes.h"
 
 const vl_option_doc vl_device_sim_options[] = {
     {"capacity", VL_OPT_SIZE, "80GiB", NULL, "device memory capacity", 1, 0},
@@ -526,8 +527,9 @@ static const vl_device_ops sim_ops = {
     .close = sim_close,
 };
 
-vl_device *vl_device_sim_open(const vl_spec *spec, char *err, size_t errlen)
+vl_device *vl_device_sim_open(const vl_spec *spec, int *status, char *err, size_t errlen)
 {
+    *status = VL_EXIT_USAGE; /* a SPEC that cannot work */
     uint64_t capacity = vl_spec_size(spec, "capacity");
     uint64_t granularity = vl_spec_size(spec, "granularity");
     uint64_t overhead = vl_spec_size(spec, "overhead");
@@ -559,6 +561,7 @@ vl_device *vl_device_sim_open(const vl_spec *spec, char *err, size_t errlen)
             free(s);
         }
         snprintf(err, errlen, "sim: out of host memory");
+        *status = VL_EXIT_FAIL;
         return NULL;
     }
     pthread_mutex_init(&s->lock, NULL);

@@ -612,8 +612,27 @@ static void test_bad_options(void **state)
     assert_non_null(strstr(err, "roundup_div"));
     assert_null(vl_alloc_open("caching:gc=1.5", plain, &status, err, sizeof err));
     assert_non_null(strstr(err, "gc"));
+    assert_int_equal(status, 2); /* usage errors, found when the allocator opens */
     assert_null(vl_alloc_open("caching:segments=expandable", plain, &status, err, sizeof err));
     assert_non_null(strstr(err, "virtual memory"));
+    assert_int_equal(status, 2);
+    /* Options that cannot work on this device: usage errors too, not failures later. */
+    vl_device *vmm = sim_open("sim:capacity=1GiB");
+    assert_null(vl_alloc_open("caching:segments=expandable,chunk=1TiB", vmm, &status, err, sizeof err));
+    vl_device_close(vmm);
+    assert_non_null(strstr(err, "chunk"));
+    assert_int_equal(status, 2);
+    assert_null(vl_alloc_open("caching:reclaim=nan", plain, &status, err, sizeof err));
+    assert_int_equal(status, 2);
+    vl_device *tiny = sim_open("sim:capacity=1GiB,granularity=2GiB");
+    assert_null(vl_alloc_open("caching:segments=expandable", tiny, &status, err, sizeof err));
+    assert_int_equal(status, 2);
+    vl_device_close(tiny);
+    int dev_status = 0;
+    assert_null(vl_device_open("sim:capacity=0", &dev_status, err, sizeof err));
+    assert_int_equal(dev_status, 2);
+    assert_null(vl_device_open("sim:fail_map=-1", &dev_status, err, sizeof err));
+    assert_int_equal(dev_status, 2);
     assert_int_equal(vl_alloc_spec_check("caching:segments=sideways", err, sizeof err), -1);
     assert_int_equal(vl_alloc_spec_check("caching:expandable,roundup_div=4,max_split=64MiB,gc=0.8", err, sizeof err), 0);
     vl_allocator *a = caching_open(plain, "caching:roundup_div=4");
