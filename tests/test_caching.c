@@ -398,6 +398,26 @@ static void test_oom_retry_and_report(void **state)
     close_both(f);
 }
 
+/* A request larger than the device is refused at once, without a device call: an
+ * expandable range would otherwise map the whole device chunk by chunk first. */
+static void test_request_beyond_device_refused_at_once(void **state)
+{
+    (void)state;
+    const char *specs[] = {"caching", "caching:segments=expandable"};
+    for (int k = 0; k < 2; k++) {
+        fixture f = open_both("sim:capacity=100TiB", specs[k]);
+        assert_null(vl_allocate(f.a, (size_t)101 << 40, NULL));
+        vl_alloc_stats st = stats_of(f.a);
+        assert_int_equal(st.ooms, 1);
+        assert_int_equal(st.device_allocs, 0);
+        assert_int_equal(st.reserved_bytes, 0);
+        void *p = vl_allocate(f.a, MiB, NULL); /* and stays usable */
+        assert_non_null(p);
+        vl_deallocate(f.a, p, 0, NULL);
+        close_both(f);
+    }
+}
+
 static void test_oom_report_on_stderr_when_asked(void **state)
 {
     (void)state;
@@ -660,6 +680,7 @@ int main(void)
         cmocka_unit_test(test_trim_keeps_live_segments),
         cmocka_unit_test(test_oom_retry_and_report),
         cmocka_unit_test(test_oom_report_on_stderr_when_asked),
+        cmocka_unit_test(test_request_beyond_device_refused_at_once),
         cmocka_unit_test(test_expandable_releases_cache_under_pressure),
         cmocka_unit_test(test_expandable_reclaim_moves_memory),
         cmocka_unit_test(test_max_split),
