@@ -54,8 +54,9 @@ vl_allocator *vl_alloc_open(const char *spec, vl_device *dev, int *status, char 
     a->backend = b;
     a->dev = dev;
     snprintf(a->spec, sizeof a->spec, "%s", spec);
-    if (b->open(a, &parsed, err, errlen) != 0) {
-        *status = VL_EXIT_FAIL;
+    int orc = b->open(a, &parsed, err, errlen);
+    if (orc != 0) {
+        *status = orc == VL_OPEN_USAGE ? VL_EXIT_USAGE : VL_EXIT_FAIL;
         free(a);
         return NULL;
     }

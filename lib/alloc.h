@@ -9,10 +9,13 @@
  * Contract for every backend:
  *   - alloc(0) returns NULL and is not an OOM; free(NULL) does nothing.
  *   - alloc returns NULL when out of memory, after counting it in stats.ooms; it never
- *     aborts on OOM. Other device errors print one line and exit(VL_EXIT_FAIL).
+ *     aborts on OOM. The caching allocator also returns NULL on other device errors and
+ *     out of host memory (one line on stderr, vl_caching_last_error): a library in
+ *     someone else's process never exits; the cuda backends' checked calls still do.
  *   - free takes the size that was asked for (PyTorch's ABI passes it too).
  *   - record_use(p, s): p is also used on stream s; a backend that can, defers reuse of
- *     p after its free until s has finished the work queued so far. VL_UNSUPPORTED if not.
+ *     p after its free until s has finished the work queued so far. VL_UNSUPPORTED if not;
+ *     VL_FAILED when it could not record it (then the caller orders the reuse itself).
  *   - trim releases cached memory to the device (empty_cache); returns bytes released.
  *   - statistics a backend cannot know are VL_UNKNOWN, never 0. */
 #ifndef VL_ALLOC_H
@@ -27,7 +30,8 @@
 
 #define VL_UNKNOWN INT64_C(-1)
 
-enum { VL_OK = 0, VL_UNSUPPORTED = -2 };
+enum { VL_OK = 0, VL_UNSUPPORTED = -2, VL_FAILED = -3 };
+enum { VL_OPEN_USAGE = -2 }; /* a backend's open: options that cannot work on this device */
 
 typedef struct vl_alloc_stats {
     int64_t requested_bytes, peak_requested_bytes;           /* sum of sizes callers asked for */
@@ -53,6 +57,8 @@ typedef struct vl_alloc_backend {
     const char *summary;               /* one line for --alloc help */
     const vl_option_doc *options;      /* terminated by {NULL} */
     int needs_cuda;                    /* 0: also runs on a simulated device */
+    /* 0, or -1 with one line in err; VL_OPEN_USAGE when the options cannot work on
+     * this device (a usage error, exit 2, found when the allocator opens). */
     int (*open)(vl_allocator *a, const vl_spec *spec, char *err, size_t errlen);
     void *(*alloc)(vl_allocator *a, size_t size, vl_stream s);
     void (*free)(vl_allocator *a, void *ptr, size_t size, vl_stream s);

@@ -41,8 +41,7 @@ vl_device *vl_device_open(const char *spec, int *status, char *err, size_t errle
     if (!k || vl_spec_parse(spec, k->options, &parsed, err, errlen) != 0) return NULL;
     vl_device *d;
     if (strcmp(k->name, "sim") == 0) {
-        *status = VL_EXIT_FAIL;
-        d = vl_device_sim_open(&parsed, err, errlen);
+        d = vl_device_sim_open(&parsed, status, err, errlen);
     } else {
         d = vl_device_cuda_open(&parsed, status, err, errlen);
     }

@@ -82,7 +82,7 @@ int vl_device_spec_check(const char *spec, char *err, size_t errlen);
 void vl_device_help(FILE *out);
 
 /* Implementations (called by vl_device_open). */
-vl_device *vl_device_sim_open(const vl_spec *spec, char *err, size_t errlen);
+vl_device *vl_device_sim_open(const vl_spec *spec, int *status, char *err, size_t errlen);
 extern const vl_option_doc vl_device_sim_options[];
 vl_device *vl_device_cuda_open(const vl_spec *spec, int *status, char *err, size_t errlen);
 extern const vl_option_doc vl_device_cuda_options[];
@@ -96,5 +96,14 @@ void vl_sim_complete_all(vl_device *d);
 size_t vl_sim_pending_events(vl_device *d);
 /* Device-side counters of the simulation: bytes in plain allocations + mapped chunks. */
 size_t vl_sim_used_bytes(vl_device *d);
+
+/* Fault injection on sim (also the SPEC options fail_alloc=N, fail_map=N, ...): the nth
+ * call of kind op from now on (1 = the next) fails with VL_DEV_ERROR, once; 0 disarms.
+ * An injected event_query failure returns -1. */
+typedef enum vl_sim_op {
+    VL_SIM_MEM_ALLOC, VL_SIM_MEM_FREE, VL_SIM_VA_RESERVE, VL_SIM_VA_RELEASE, VL_SIM_MAP,
+    VL_SIM_UNMAP, VL_SIM_EVENT_RECORD, VL_SIM_EVENT_QUERY, VL_SIM_SYNCHRONIZE, VL_SIM_OPS
+} vl_sim_op;
+void vl_sim_fail_nth(vl_device *d, vl_sim_op op, uint64_t n);
 
 #endif

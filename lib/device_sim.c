@@ -24,6 +24,7 @@
 
 #include "caching/addrmap.h"
 #include "device.h"
+#include "exitcodes.h"
 
 const vl_option_doc vl_device_sim_options[] = {
     {"capacity", VL_OPT_SIZE, "80GiB", NULL, "device memory capacity", 1, 0},
@@ -33,6 +34,17 @@ const vl_option_doc vl_device_sim_options[] = {
     {"overhead", VL_OPT_SIZE, "0", NULL,
      "memory a context holds before any allocation (a real CUDA context: ~527 MiB)", 0, 0},
     {"vmm", VL_OPT_BOOL, "1", NULL, "virtual memory (map/unmap) supported; 0 makes it VL_DEV_UNSUPPORTED", 0, 0},
+    /* Fault injection (the order of vl_sim_op): the Nth call of that kind fails with
+     * VL_DEV_ERROR, as a driver error would; 0: never. */
+    {"fail_alloc", VL_OPT_INT, "0", NULL, "the Nth mem_alloc fails with a device error (0: never)", 0, 0},
+    {"fail_free", VL_OPT_INT, "0", NULL, "the Nth mem_free fails with a device error (0: never)", 0, 0},
+    {"fail_reserve", VL_OPT_INT, "0", NULL, "the Nth va_reserve fails with a device error (0: never)", 0, 0},
+    {"fail_release", VL_OPT_INT, "0", NULL, "the Nth va_release fails with a device error (0: never)", 0, 0},
+    {"fail_map", VL_OPT_INT, "0", NULL, "the Nth map (create + map of a chunk) fails with a device error (0: never)", 0, 0},
+    {"fail_unmap", VL_OPT_INT, "0", NULL, "the Nth unmap fails with a device error (0: never)", 0, 0},
+    {"fail_event", VL_OPT_INT, "0", NULL, "the Nth event_record fails with a device error (0: never)", 0, 0},
+    {"fail_query", VL_OPT_INT, "0", NULL, "the Nth event_query fails with a device error (0: never)", 0, 0},
+    {"fail_sync", VL_OPT_INT, "0", NULL, "the Nth synchronize fails with a device error (0: never)", 0, 0},
     {NULL, 0, NULL, NULL, NULL, 0, 0},
 };
 
@@ -85,7 +97,14 @@ typedef struct sim_device {
     sim_event_chunk *event_chunks;
     sim_event *free_events;
     size_t live_events;
+    /* Fault injection: calls[op] counts calls of each kind; the call whose number is
+     * fail_at[op] fails (0: none). */
+    uint64_t calls[VL_SIM_OPS], fail_at[VL_SIM_OPS];
 } sim_device;
+
+static const char *const fault_keys[VL_SIM_OPS] = {"fail_alloc",   "fail_free", "fail_reserve",
+                                                   "fail_release", "fail_map",  "fail_unmap",
+                                                   "fail_event",   "fail_query", "fail_sync"};
 
 static sim_device *sim_of(vl_device *d) { return (sim_device *)d->impl; }
 
@@ -97,6 +116,25 @@ static int sim_misuse(const char *what, void *addr, size_t size)
     return VL_DEV_ERROR;
 }
 
+/* Counts a call of kind op; 1 when it is the one to fail (one line on stderr says so).
+ * Caller holds the lock. */
+static int injected_fault(sim_device *s, vl_sim_op op)
+{
+    if (++s->calls[op] != s->fail_at[op]) return 0;
+    fprintf(stderr, "sim device: injected failure of %s call %llu\n", fault_keys[op] + 5,
+            (unsigned long long)s->calls[op]);
+    return 1;
+}
+
+void vl_sim_fail_nth(vl_device *d, vl_sim_op op, uint64_t n)
+{
+    if (!d || !d->simulated || (unsigned)op >= VL_SIM_OPS) return;
+    sim_device *s = sim_of(d);
+    pthread_mutex_lock(&s->lock);
+    s->fail_at[op] = n ? s->calls[op] + n : 0;
+    pthread_mutex_unlock(&s->lock);
+}
+
 /* --- plain allocations ------------------------------------------------------------ */
 
 static int sim_mem_alloc(vl_device *d, size_t size, void **out)
@@ -106,7 +144,9 @@ static int sim_mem_alloc(vl_device *d, size_t size, void **out)
     if (size == 0) return sim_misuse("mem_alloc of 0 bytes", NULL, 0);
     pthread_mutex_lock(&s->lock);
     int rc = VL_DEV_OK;
-    if (size > s->capacity - s->overhead - s->used_bytes) {
+    if (injected_fault(s, VL_SIM_MEM_ALLOC)) {
+        rc = VL_DEV_ERROR;
+    } else if (size > s->capacity - s->overhead - s->used_bytes) {
         rc = VL_DEV_OOM;
     } else {
         uint64_t addr = s->next_address;
@@ -128,7 +168,9 @@ static int sim_mem_free(vl_device *d, void *ptr, size_t size)
     pthread_mutex_lock(&s->lock);
     uint64_t held;
     int rc = VL_DEV_OK;
-    if (!vl_addrmap_remove(&s->plain, (uintptr_t)ptr, &held)) {
+    if (injected_fault(s, VL_SIM_MEM_FREE)) {
+        rc = VL_DEV_ERROR;
+    } else if (!vl_addrmap_remove(&s->plain, (uintptr_t)ptr, &held)) {
         rc = sim_misuse("mem_free of an address mem_alloc did not return", ptr, size);
     } else if (held != size) {
         vl_addrmap_insert(&s->plain, (uintptr_t)ptr, held); /* leave it allocated */
@@ -165,6 +207,10 @@ static int sim_va_reserve(vl_device *d, size_t size, void **out)
     if (size == 0 || size % s->granularity) return sim_misuse("va_reserve size not a granularity multiple", NULL, size);
     pthread_mutex_lock(&s->lock);
     int rc = VL_DEV_OK;
+    if (injected_fault(s, VL_SIM_VA_RESERVE)) {
+        pthread_mutex_unlock(&s->lock);
+        return VL_DEV_ERROR;
+    }
     if (s->nreservations == s->reservations_cap) {
         size_t cap = s->reservations_cap ? s->reservations_cap * 2 : 8;
         sim_reservation *grown = realloc(s->reservations, cap * sizeof *grown);
@@ -196,7 +242,9 @@ static int sim_va_release(vl_device *d, void *addr, size_t size)
     pthread_mutex_lock(&s->lock);
     int rc = VL_DEV_OK;
     sim_reservation *r = find_reservation(s, (uintptr_t)addr, size);
-    if (!r || r->base != (uintptr_t)addr || r->size != size) {
+    if (injected_fault(s, VL_SIM_VA_RELEASE)) {
+        rc = VL_DEV_ERROR;
+    } else if (!r || r->base != (uintptr_t)addr || r->size != size) {
         rc = sim_misuse("va_release of a range va_reserve did not return", addr, size);
     } else if (r->mapped_bytes != 0) {
         rc = sim_misuse("va_release of a reservation that still has mappings", addr, size);
@@ -237,7 +285,9 @@ static int sim_map(vl_device *d, void *addr, size_t size)
     int rc = VL_DEV_OK;
     sim_reservation *r = find_reservation(s, a, size);
     uint64_t first = r ? (a - r->base) / s->granularity : 0, count = size / s->granularity;
-    if (!r) {
+    if (injected_fault(s, VL_SIM_MAP)) {
+        rc = VL_DEV_ERROR;
+    } else if (!r) {
         rc = sim_misuse("map outside every reservation", addr, size);
     } else if (any_bit(r->mapped_bits, first, count)) {
         rc = sim_misuse("map of a range that is already (partly) mapped", addr, size);
@@ -263,6 +313,10 @@ static int sim_unmap(vl_device *d, void *addr, size_t size, vl_stream owner)
     sim_device *s = sim_of(d);
     if (!d->vmm_supported) return VL_DEV_UNSUPPORTED;
     pthread_mutex_lock(&s->lock);
+    if (injected_fault(s, VL_SIM_UNMAP)) {
+        pthread_mutex_unlock(&s->lock);
+        return VL_DEV_ERROR;
+    }
     sim_stream *os = stream_of(s, owner);
     if (os) os->completed = os->recorded;
     int rc = VL_DEV_OK;
@@ -303,6 +357,10 @@ static int sim_event_record(vl_device *d, vl_stream st, vl_event *out)
     sim_device *s = sim_of(d);
     *out = NULL;
     pthread_mutex_lock(&s->lock);
+    if (injected_fault(s, VL_SIM_EVENT_RECORD)) {
+        pthread_mutex_unlock(&s->lock);
+        return VL_DEV_ERROR;
+    }
     int rc = VL_DEV_OK;
     sim_stream *ss = stream_of(s, st);
     if (!s->free_events) {
@@ -344,7 +402,7 @@ static int sim_event_query(vl_device *d, vl_event ev)
     sim_event *e = (sim_event *)ev;
     if (!e || !e->live) return sim_misuse("event_query of an event that is not live", ev, 0), -1;
     pthread_mutex_lock(&s->lock);
-    int done = event_complete_locked(s, e);
+    int done = injected_fault(s, VL_SIM_EVENT_QUERY) ? -1 : event_complete_locked(s, e);
     pthread_mutex_unlock(&s->lock);
     return done;
 }
@@ -420,9 +478,10 @@ static int sim_synchronize(vl_device *d)
     /* Waiting for all work completes every event recorded so far. */
     sim_device *s = sim_of(d);
     pthread_mutex_lock(&s->lock);
-    complete_all_locked(s);
+    int failed = injected_fault(s, VL_SIM_SYNCHRONIZE);
+    if (!failed) complete_all_locked(s);
     pthread_mutex_unlock(&s->lock);
-    return VL_DEV_OK;
+    return failed ? VL_DEV_ERROR : VL_DEV_OK;
 }
 
 static int sim_mem_info(vl_device *d, size_t *free_bytes, size_t *total_bytes)
@@ -468,8 +527,9 @@ static const vl_device_ops sim_ops = {
     .close = sim_close,
 };
 
-vl_device *vl_device_sim_open(const vl_spec *spec, char *err, size_t errlen)
+vl_device *vl_device_sim_open(const vl_spec *spec, int *status, char *err, size_t errlen)
 {
+    *status = VL_EXIT_USAGE; /* a SPEC that cannot work */
     uint64_t capacity = vl_spec_size(spec, "capacity");
     uint64_t granularity = vl_spec_size(spec, "granularity");
     uint64_t overhead = vl_spec_size(spec, "overhead");
@@ -485,6 +545,15 @@ vl_device *vl_device_sim_open(const vl_spec *spec, char *err, size_t errlen)
         snprintf(err, errlen, "sim: overhead must be below capacity");
         return NULL;
     }
+    uint64_t fail_at[VL_SIM_OPS];
+    for (int op = 0; op < VL_SIM_OPS; op++) {
+        int64_t n = vl_spec_int(spec, fault_keys[op]);
+        if (n < 0) {
+            snprintf(err, errlen, "sim: %s must be >= 0 (0: never), got %lld", fault_keys[op], (long long)n);
+            return NULL;
+        }
+        fail_at[op] = (uint64_t)n;
+    }
     sim_device *s = calloc(1, sizeof *s);
     if (!s || vl_addrmap_init(&s->plain, 1024) || vl_addrmap_init(&s->mappings, 1024)) {
         if (s) {
@@ -492,6 +561,7 @@ vl_device *vl_device_sim_open(const vl_spec *spec, char *err, size_t errlen)
             free(s);
         }
         snprintf(err, errlen, "sim: out of host memory");
+        *status = VL_EXIT_FAIL;
         return NULL;
     }
     pthread_mutex_init(&s->lock, NULL);
@@ -500,6 +570,7 @@ vl_device *vl_device_sim_open(const vl_spec *spec, char *err, size_t errlen)
     s->granularity = granularity;
     s->manual_events = vl_spec_choice(spec, "events") == 1; /* immediate|manual */
     s->next_address = SIM_BASE_ADDRESS;
+    memcpy(s->fail_at, fail_at, sizeof fail_at);
 
     vl_device *d = &s->dev;
     d->ops = &sim_ops;

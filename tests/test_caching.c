@@ -398,6 +398,26 @@ static void test_oom_retry_and_report(void **state)
     close_both(f);
 }
 
+/* A request larger than the device is refused at once, without a device call: an
+ * expandable range would otherwise map the whole device chunk by chunk first. */
+static void test_request_beyond_device_refused_at_once(void **state)
+{
+    (void)state;
+    const char *specs[] = {"caching", "caching:segments=expandable"};
+    for (int k = 0; k < 2; k++) {
+        fixture f = open_both("sim:capacity=100TiB", specs[k]);
+        assert_null(vl_allocate(f.a, (size_t)101 << 40, NULL));
+        vl_alloc_stats st = stats_of(f.a);
+        assert_int_equal(st.ooms, 1);
+        assert_int_equal(st.device_allocs, 0);
+        assert_int_equal(st.reserved_bytes, 0);
+        void *p = vl_allocate(f.a, MiB, NULL); /* and stays usable */
+        assert_non_null(p);
+        vl_deallocate(f.a, p, 0, NULL);
+        close_both(f);
+    }
+}
+
 static void test_oom_report_on_stderr_when_asked(void **state)
 {
     (void)state;
@@ -506,6 +526,27 @@ static void test_max_split(void **state)
     close_both(f);
 }
 
+/* max_split with no window on the fit: the best fit is found however many oversize
+ * blocks share its size class (here four 1054 MiB blocks, freed after the 1 GiB one,
+ * in the same class as 1 GiB). */
+static void test_max_split_best_fit_beyond_a_window(void **state)
+{
+    (void)state;
+    fixture f = open_both("sim:capacity=141GiB", "caching:max_split=100MiB");
+    void *p[5];
+    p[0] = vl_allocate(f.a, 1024 * MiB, NULL);
+    for (int i = 1; i < 5; i++) p[i] = vl_allocate(f.a, 1054 * MiB, NULL);
+    for (int i = 0; i < 5; i++) vl_deallocate(f.a, p[i], 0, NULL);
+    void *q = vl_allocate(f.a, 1024 * MiB, NULL);
+    assert_non_null(q);
+    vl_alloc_stats st = stats_of(f.a);
+    assert_int_equal(st.device_allocs, 5);
+    assert_int_equal(st.reserved_bytes, (1024 + 4 * 1054) * MiB);
+    assert_int_equal(vl_caching_block_size(f.a, q), 1024 * MiB);
+    vl_deallocate(f.a, q, 0, NULL);
+    close_both(f);
+}
+
 static void test_gc_threshold(void **state)
 {
     (void)state;
@@ -555,6 +596,32 @@ static void test_stats_and_reset_peaks(void **state)
     close_both(f);
 }
 
+/* Resetting peak statistics leaves the per-stream peak that expandable reclaim caps
+ * reserved against: a program that resets its peaks (every epoch, say) must not make
+ * the allocator unmap and map its cache again. */
+static void test_reset_peaks_keeps_reclaim_peak(void **state)
+{
+    (void)state;
+    fixture f = open_both("sim", "caching:segments=expandable,chunk=2MiB");
+    vl_deallocate(f.a, vl_allocate(f.a, 100 * MiB, S(1)), 0, S(1)); /* the stream's peak: 100 MiB */
+    vl_trim(f.a);
+    void *p[10];
+    for (int i = 0; i < 10; i++) p[i] = vl_allocate(f.a, 6 * MiB, S(1));
+    for (int i = 0; i < 10; i += 2) vl_deallocate(f.a, p[i], 0, S(1)); /* five 6 MiB holes */
+    vl_alloc_reset_peaks(f.a);
+    assert_int_equal(stats_of(f.a).peak_allocated_bytes, 30 * MiB);
+    int64_t unmaps = stats_of(f.a).device_frees;
+    /* 10 MiB fits no hole: 10 MiB more are mapped, 70 MiB reserved, well under the
+     * stream's peak of 100 MiB, so nothing is unmapped. */
+    void *q = vl_allocate(f.a, 10 * MiB, S(1));
+    assert_non_null(q);
+    assert_int_equal(stats_of(f.a).device_frees, unmaps);
+    assert_int_equal(stats_of(f.a).reserved_bytes, 70 * MiB);
+    vl_deallocate(f.a, q, 0, S(1));
+    for (int i = 1; i < 10; i += 2) vl_deallocate(f.a, p[i], 0, S(1));
+    close_both(f);
+}
+
 static void test_bad_options(void **state)
 {
     (void)state;
@@ -565,8 +632,27 @@ static void test_bad_options(void **state)
     assert_non_null(strstr(err, "roundup_div"));
     assert_null(vl_alloc_open("caching:gc=1.5", plain, &status, err, sizeof err));
     assert_non_null(strstr(err, "gc"));
+    assert_int_equal(status, 2); /* usage errors, found when the allocator opens */
     assert_null(vl_alloc_open("caching:segments=expandable", plain, &status, err, sizeof err));
     assert_non_null(strstr(err, "virtual memory"));
+    assert_int_equal(status, 2);
+    /* Options that cannot work on this device: usage errors too, not failures later. */
+    vl_device *vmm = sim_open("sim:capacity=1GiB");
+    assert_null(vl_alloc_open("caching:segments=expandable,chunk=1TiB", vmm, &status, err, sizeof err));
+    vl_device_close(vmm);
+    assert_non_null(strstr(err, "chunk"));
+    assert_int_equal(status, 2);
+    assert_null(vl_alloc_open("caching:reclaim=nan", plain, &status, err, sizeof err));
+    assert_int_equal(status, 2);
+    vl_device *tiny = sim_open("sim:capacity=1GiB,granularity=2GiB");
+    assert_null(vl_alloc_open("caching:segments=expandable", tiny, &status, err, sizeof err));
+    assert_int_equal(status, 2);
+    vl_device_close(tiny);
+    int dev_status = 0;
+    assert_null(vl_device_open("sim:capacity=0", &dev_status, err, sizeof err));
+    assert_int_equal(dev_status, 2);
+    assert_null(vl_device_open("sim:fail_map=-1", &dev_status, err, sizeof err));
+    assert_int_equal(dev_status, 2);
     assert_int_equal(vl_alloc_spec_check("caching:segments=sideways", err, sizeof err), -1);
     assert_int_equal(vl_alloc_spec_check("caching:expandable,roundup_div=4,max_split=64MiB,gc=0.8", err, sizeof err), 0);
     vl_allocator *a = caching_open(plain, "caching:roundup_div=4");
@@ -594,11 +680,14 @@ int main(void)
         cmocka_unit_test(test_trim_keeps_live_segments),
         cmocka_unit_test(test_oom_retry_and_report),
         cmocka_unit_test(test_oom_report_on_stderr_when_asked),
+        cmocka_unit_test(test_request_beyond_device_refused_at_once),
         cmocka_unit_test(test_expandable_releases_cache_under_pressure),
         cmocka_unit_test(test_expandable_reclaim_moves_memory),
         cmocka_unit_test(test_max_split),
+        cmocka_unit_test(test_max_split_best_fit_beyond_a_window),
         cmocka_unit_test(test_gc_threshold),
         cmocka_unit_test(test_stats_and_reset_peaks),
+        cmocka_unit_test(test_reset_peaks_keeps_reclaim_peak),
         cmocka_unit_test(test_bad_options),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -3,13 +3,16 @@
 
 #include <stdlib.h>
 
+#include "caching/hostmem.h"
+
 int vl_addrmap_init(vl_addrmap *m, size_t initial_capacity)
 {
     size_t cap = 64;
     while (cap < initial_capacity) cap <<= 1;
-    m->slots = calloc(cap, sizeof *m->slots);
+    m->slots = vl_host_calloc(cap, sizeof *m->slots);
     if (!m->slots) return -1;
     m->mask = cap - 1;
+    m->shift = (unsigned)__builtin_clzll((unsigned long long)cap) + 1; /* 64 - log2(cap) */
     m->count = 0;
     return 0;
 }
@@ -34,12 +37,13 @@ int vl_addrmap_grow(vl_addrmap *m)
 {
     vl_addrmap old = *m;
     size_t cap = (old.mask + 1) * 2;
-    m->slots = calloc(cap, sizeof *m->slots);
+    m->slots = vl_host_calloc(cap, sizeof *m->slots);
     if (!m->slots) {
         *m = old;
         return -1;
     }
     m->mask = cap - 1;
+    m->shift = old.shift - 1;
     for (size_t i = 0; i <= old.mask; i++)
         if (old.slots[i].key != 0) place(m, old.slots[i].key, old.slots[i].value);
     free(old.slots);

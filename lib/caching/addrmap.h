@@ -20,8 +20,9 @@ typedef struct vl_addrmap_slot {
 } vl_addrmap_slot;
 
 typedef struct vl_addrmap {
-    vl_addrmap_slot *slots; /* capacity = mask + 1, a power of two */
+    vl_addrmap_slot *slots; /* capacity = mask + 1 = 2^(64 - shift) */
     size_t mask;
+    unsigned shift;
     size_t count;
 } vl_addrmap;
 
@@ -31,9 +32,10 @@ void vl_addrmap_destroy(vl_addrmap *m);
 
 static inline size_t vl_addrmap_home(const vl_addrmap *m, uintptr_t key)
 {
-    /* Device addresses are at least 256-byte aligned: drop the low bits, then a
-     * Fibonacci multiply spreads consecutive addresses over the table. */
-    return (size_t)(((uint64_t)(key >> 8) * UINT64_C(0x9E3779B97F4A7C15)) >> 20) & m->mask;
+    /* Fibonacci hashing: the TOP bits of the product depend on every bit of the key
+     * (a middle slice ignored the bits above ~28 + log2(capacity), so addresses that
+     * differ only there all collided), and consecutive keys spread over the table. */
+    return (size_t)(((uint64_t)key * UINT64_C(0x9E3779B97F4A7C15)) >> m->shift);
 }
 
 /* Returns the slot holding key, or NULL. */

@@ -25,6 +25,7 @@
 #include "caching/addrmap.h"
 #include "caching/bins.h"
 #include "caching/block.h"
+#include "caching/caching.h"
 #include "caching/lock.h"
 #include "caching/slab.h"
 #include "device.h"
@@ -57,7 +58,7 @@ typedef struct vl_csegment {
     int expandable;
     vl_cpool *pool;
     vl_cblock *first;          /* lowest-address block */
-    vl_cblock *unmapped;       /* expandable: list of UNMAPPED blocks (via bin_next/bin_prev) */
+    vl_cblock *unmapped;       /* expandable: list of UNMAPPED blocks (via unmapped_next/unmapped_prev) */
     struct vl_csegment *prev, *next; /* the allocator's segment list */
     struct vl_csegment *pool_next;   /* expandable: the pool's next range */
 } vl_csegment;
@@ -82,11 +83,13 @@ typedef struct vl_cpending {
  * gives back its own free chunks once its reserved passes (1 + reclaim) x its peak
  * allocated, and takes other streams' only under device memory pressure. Invariants:
  * allocated = sum of its ALLOCATED blocks' sizes; reserved = mapped bytes of its pools'
- * expandable ranges (0 in classic mode); peak_allocated >= allocated (reset_peaks). */
+ * expandable ranges (0 in classic mode); peak_allocated >= allocated, the stream's
+ * high-water mark since it was first seen (reset_peaks leaves it: reclaim's cap). */
 typedef struct vl_cstream {
     vl_stream handle;
     vl_cpool pools[2]; /* [0] small, [1] large */
     vl_cpending *pending_head, *pending_tail;
+    struct vl_cstream *next_waiting; /* on the allocator's waiting_streams list iff pending_head */
     int64_t allocated, peak_allocated, reserved;
 } vl_cstream;
 
@@ -109,12 +112,20 @@ typedef struct vl_caching {
     vl_slab nodes;                 /* vl_cuse and vl_cpending (same size class) */
     vl_cstream **streams;          /* every stream seen; entries never move */
     size_t nstreams, streams_cap;
+    vl_addrmap stream_table;       /* handle + 1 -> vl_cstream*: O(1) lookup at any stream count */
     vl_cstream *last_stream;       /* lookup cache: most programs use one stream */
+    vl_cstream *waiting_streams;   /* streams whose pending FIFO is non-empty (via next_waiting) */
     vl_csegment *segments;         /* all segments, newest first */
     size_t npending;               /* vl_cpending nodes in all FIFOs */
     vl_alloc_stats st;             /* kept current except inactive_split/largest_free (stats.c) */
     int64_t whole_free_bytes;      /* FREE blocks that span a whole segment */
     char last_oom[1024];           /* the last OOM report ("" if none) */
+    /* The last failure other than an OOM (caching.h: VL_CACHING_ERR_*; 0: none since
+     * open) and its one line. Every path that fails leaves the state consistent: the
+     * call returns NULL or an error code, or does less (a block not split, a chunk not
+     * unmapped), and the allocator stays usable. */
+    int last_error;
+    char last_error_text[256];
 } vl_caching;
 
 /* FREE-state transitions; `whole` remembers whether the block was counted as a whole
@@ -134,11 +145,18 @@ static inline void vl_free_remove(vl_caching *c, vl_cblock *b)
 }
 
 /* core.c */
-vl_cstream *vl_caching_stream(vl_caching *c, vl_stream s); /* NULL: out of host memory */
-vl_cblock *vl_caching_new_block(vl_caching *c);
+vl_cstream *vl_caching_stream(vl_caching *c, vl_stream s); /* NULL: out of host memory (recorded) */
+vl_cblock *vl_caching_new_block(vl_caching *c);            /* NULL: out of host memory (recorded) */
 /* Merges b->next into b (the caller took both out of bins / lists first). */
 void vl_block_absorb_next(vl_caching *c, vl_cblock *b);
-void vl_caching_fatal(const char *what, int rc);           /* prints one line, exits 1 */
+/* Records a failure (code: VL_CACHING_ERR_*) as the last error and prints its one line;
+ * rc is the device status, or 0 for host memory. Never exits: callers undo and return. */
+void vl_caching_fail(vl_caching *c, int code, const char *what, int rc);
+/* vl_caching_fail for a host allocation that returned NULL. */
+static inline void vl_caching_fail_host(vl_caching *c, const char *what)
+{
+    vl_caching_fail(c, VL_CACHING_ERR_HOST_MEMORY, what, 0);
+}
 /* Makes b FREE: coalesces with FREE neighbours, puts the result in its pool's bins. */
 vl_cblock *vl_caching_release_block(vl_caching *c, vl_cblock *b);
 void *vl_caching_alloc(vl_caching *c, size_t size, vl_stream s);
@@ -146,16 +164,18 @@ void vl_caching_free(vl_caching *c, void *ptr);
 size_t vl_caching_trim(vl_caching *c);
 
 /* segments_classic.c: a FREE block (in bins) of a new segment that fits `rounded`,
- * or NULL with *rc = VL_DEV_OOM. */
+ * or NULL with *rc = VL_DEV_OOM, or VL_DEV_ERROR after a device or host failure (recorded;
+ * nothing changed). */
 vl_cblock *vl_classic_grow(vl_caching *c, vl_cpool *p, size_t rounded, int *rc);
 /* Releases every segment that is one FREE block; returns bytes released. */
 size_t vl_classic_release_free(vl_caching *c, size_t stop_when_reserved_below);
-/* A zeroed segment record for [base, base+size) of pool p, linked in. */
+/* A zeroed segment record for [base, base+size) of pool p, linked in; NULL when out of
+ * host memory (recorded). */
 vl_csegment *vl_segment_new(vl_caching *c, vl_cpool *p, uintptr_t base, size_t size);
 void vl_segment_link(vl_caching *c, vl_csegment *s);
 void vl_segment_unlink(vl_caching *c, vl_csegment *s);
 
-/* segments_expandable.c */
+/* segments_expandable.c (grow: as vl_classic_grow) */
 vl_cblock *vl_expandable_grow(vl_caching *c, vl_cpool *p, size_t rounded, int *rc);
 /* Unmaps every whole chunk inside FREE blocks; releases fully unmapped ranges. */
 size_t vl_expandable_release_free(vl_caching *c);
@@ -163,7 +183,8 @@ void vl_expandable_destroy(vl_caching *c, vl_csegment *s); /* close: unmap and r
 
 /* events.c */
 int vl_caching_record_use(vl_caching *c, void *ptr, vl_stream s);
-/* ALLOCATED b with uses: records events, makes it PENDING. */
+/* ALLOCATED b with uses: records events, makes it PENDING. When no event can be
+ * recorded it waits for the device instead and makes b FREE at once. */
 void vl_caching_defer_free(vl_caching *c, vl_cblock *b);
 /* Releases blocks whose events completed. wait = 1: synchronizes the device first. */
 void vl_caching_process_events(vl_caching *c, int wait);

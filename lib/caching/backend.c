@@ -1,11 +1,13 @@
 /* vl_backend_caching: the caching allocator behind lib/alloc.h. Parses and checks the
  * options, owns the one lock (lock.h; every entry point takes it: one uncontended atomic
  * exchange is the whole cost of thread safety), and tears everything down on close. */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "caching/allocator.h"
 #include "caching/caching.h"
+#include "caching/hostmem.h"
 #include "caching/sizes.h"
 
 static const vl_option_doc caching_options[] = {
@@ -48,26 +50,42 @@ static int caching_open(vl_allocator *a, const vl_spec *spec, char *err, size_t 
     cfg.chunk = vl_spec_size(spec, "chunk");
     cfg.oom_report = vl_spec_bool(spec, "oom_report");
     cfg.reclaim = vl_spec_double(spec, "reclaim");
+    /* Options that cannot work are usage errors here, not failures later. */
     if (div < 0 || div > 1 << 20 || (div & (div - 1)) != 0) {
         snprintf(err, errlen, "caching: roundup_div must be 0 or a power of two, got %lld", (long long)div);
-        return -1;
+        return VL_OPEN_USAGE;
     }
     cfg.roundup_div = (unsigned)div;
     if (!(cfg.gc_threshold >= 0.0 && cfg.gc_threshold < 1.0)) {
         snprintf(err, errlen, "caching: gc must be in [0, 1), got %g", cfg.gc_threshold);
-        return -1;
+        return VL_OPEN_USAGE;
+    }
+    if (!isfinite(cfg.reclaim)) {
+        snprintf(err, errlen, "caching: reclaim must be a finite number, got %g", cfg.reclaim);
+        return VL_OPEN_USAGE;
     }
     if (cfg.chunk == 0) {
         snprintf(err, errlen, "caching: chunk must be > 0");
-        return -1;
+        return VL_OPEN_USAGE;
+    }
+    if (cfg.expandable && a->dev->granularity > a->dev->total_bytes) {
+        snprintf(err, errlen, "caching: segments=expandable cannot map anything: the granularity (%zu bytes) "
+                 "exceeds the device (%zu bytes)", a->dev->granularity, a->dev->total_bytes);
+        return VL_OPEN_USAGE;
+    }
+    if (cfg.expandable && cfg.chunk > a->dev->total_bytes) {
+        snprintf(err, errlen, "caching: chunk=%zu is larger than the device (%zu bytes)", cfg.chunk,
+                 a->dev->total_bytes);
+        return VL_OPEN_USAGE;
     }
     if (cfg.expandable && (!a->dev->vmm_supported || a->dev->granularity == 0)) {
         snprintf(err, errlen, "caching: segments=expandable needs virtual memory support, which %s lacks",
                  a->dev->name);
-        return -1;
+        return VL_OPEN_USAGE;
     }
-    vl_caching *c = calloc(1, sizeof *c);
-    if (!c || vl_addrmap_init(&c->table, 4096) != 0) {
+    vl_caching *c = vl_host_calloc(1, sizeof *c);
+    if (!c || vl_addrmap_init(&c->table, 4096) != 0 || vl_addrmap_init(&c->stream_table, 16) != 0) {
+        if (c) vl_addrmap_destroy(&c->table);
         free(c);
         snprintf(err, errlen, "caching: out of host memory");
         return -1;
@@ -159,7 +177,7 @@ static void caching_close(vl_allocator *a)
             vl_expandable_destroy(c, s);
         } else {
             int rc = c->dev->ops->mem_free(c->dev, (void *)s->base, s->size);
-            if (rc != VL_DEV_OK) vl_caching_fatal("mem_free of a segment at close", rc);
+            if (rc != VL_DEV_OK) vl_caching_fail(c, VL_CACHING_ERR_DEVICE, "mem_free of a segment at close", rc);
             vl_segment_unlink(c, s);
             free(s);
         }
@@ -169,6 +187,7 @@ static void caching_close(vl_allocator *a)
     vl_slab_destroy(&c->blocks);
     vl_slab_destroy(&c->nodes);
     vl_addrmap_destroy(&c->table);
+    vl_addrmap_destroy(&c->stream_table);
     vl_lock_release(&c->lock);
     free(c);
     a->impl = NULL;
@@ -197,6 +216,16 @@ int vl_caching_check(vl_allocator *a, char *err, size_t errlen)
     int rc = vl_caching_check_locked(c, err, errlen);
     vl_lock_release(&c->lock);
     return rc;
+}
+
+int vl_caching_last_error(vl_allocator *a, char *buf, size_t buflen)
+{
+    vl_caching *c = impl(a);
+    vl_lock_acquire(&c->lock);
+    int code = c->last_error;
+    if (buf && buflen) snprintf(buf, buflen, "%s", code ? c->last_error_text : "");
+    vl_lock_release(&c->lock);
+    return code;
 }
 
 size_t vl_caching_block_size(vl_allocator *a, void *p)

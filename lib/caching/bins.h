@@ -1,15 +1,23 @@
-/* Segregated free lists with bitmaps (TLSF-style) for one pool: O(1) insert, remove,
- * and "smallest non-empty class above this one".
+/* Segregated free lists with bitmaps (TLSF-style) for one pool: O(1) "smallest
+ * non-empty class above this one", and inside a class an ordered set, so that best fit
+ * (the smallest block >= the request, lowest address among equal sizes: PyTorch's
+ * order) costs O(log n) however many blocks a class caches.
  *
  * Size classes, on units of 512 B (u = size / 512): u < 64 has a class of its own
  * (exact sizes up to 32 KiB); above, each power-of-two range [2^k, 2^(k+1)) is cut into
  * 32 classes, so a class spans at most 1/32 (3.1%) of its sizes. Every block in a class
- * above the request's class is big enough; the request's own class may hold blocks
- * that are too small, and the caller scans it.
+ * above the request's class is big enough; in the request's own class the ordered set
+ * finds the smallest one that is.
  *
- * Invariants: bit i of words[] is set iff heads[i] is non-empty; bit w of summary is
- * set iff words[w] != 0; a block is in exactly the list of its size's class, linked
- * through bin_prev/bin_next, iff its state is FREE. */
+ * Each class is a treap keyed by (size, addr) whose priorities are a hash of the
+ * address (no storage: a block header stays one cache line); expected depth O(log n),
+ * with no per-node balance data and no recursion.
+ *
+ * Invariants: bit i of words[] is set iff roots[i] is non-empty; bit w of summary is
+ * set iff words[w] != 0; a block is in exactly the treap of its size's class, linked
+ * through bin_left/bin_right, iff its state is FREE; in every treap keys increase
+ * in-order and no child has a higher priority than its parent. A FREE block's size and
+ * address do not change while it is in a treap (callers remove, change, insert). */
 #ifndef VL_CACHING_BINS_H
 #define VL_CACHING_BINS_H
 
@@ -24,8 +32,8 @@
 typedef struct vl_bins {
     uint64_t summary;
     uint64_t words[VL_BIN_WORDS];
-    vl_cblock *heads[VL_BIN_COUNT];
-    size_t free_blocks; /* blocks in all lists */
+    vl_cblock *roots[VL_BIN_COUNT];
+    size_t free_blocks; /* blocks in all classes */
     size_t free_bytes;  /* their sizes */
 } vl_bins;
 
@@ -37,15 +45,39 @@ static inline unsigned vl_bin_index(size_t size)
     return shift * 32 + (unsigned)(u >> shift);
 }
 
+/* Treap order and priority. */
+static inline int vl_bin_key_less(size_t size_a, uintptr_t addr_a, const vl_cblock *b)
+{
+    return size_a < b->size || (size_a == b->size && addr_a < b->addr);
+}
+static inline uint32_t vl_bin_priority(const vl_cblock *b)
+{
+    return (uint32_t)(((uint64_t)b->addr * UINT64_C(0x9E3779B97F4A7C15)) >> 32);
+}
+
 static inline void vl_bins_insert(vl_bins *b, vl_cblock *blk)
 {
     unsigned i = vl_bin_index(blk->size);
-    vl_cblock *head = b->heads[i];
-    blk->bin = i;
-    blk->bin_prev = NULL;
-    blk->bin_next = head;
-    if (head) head->bin_prev = blk;
-    b->heads[i] = blk;
+    uint32_t prio = vl_bin_priority(blk);
+    /* Down to where blk's priority belongs, then split that subtree around blk's key. */
+    vl_cblock **link = &b->roots[i];
+    while (*link && vl_bin_priority(*link) >= prio)
+        link = vl_bin_key_less(blk->size, blk->addr, *link) ? &(*link)->bin_left : &(*link)->bin_right;
+    vl_cblock *t = *link, **lo = &blk->bin_left, **hi = &blk->bin_right;
+    while (t) {
+        if (vl_bin_key_less(t->size, t->addr, blk)) {
+            *lo = t;
+            lo = &t->bin_right;
+            t = t->bin_right;
+        } else {
+            *hi = t;
+            hi = &t->bin_left;
+            t = t->bin_left;
+        }
+    }
+    *lo = *hi = NULL;
+    *link = blk;
+    blk->bin = (uint16_t)i;
     b->words[i >> 6] |= UINT64_C(1) << (i & 63);
     b->summary |= UINT64_C(1) << (i >> 6);
     b->free_blocks++;
@@ -55,16 +87,76 @@ static inline void vl_bins_insert(vl_bins *b, vl_cblock *blk)
 static inline void vl_bins_remove(vl_bins *b, vl_cblock *blk)
 {
     unsigned i = blk->bin;
-    if (blk->bin_prev) blk->bin_prev->bin_next = blk->bin_next;
-    else b->heads[i] = blk->bin_next;
-    if (blk->bin_next) blk->bin_next->bin_prev = blk->bin_prev;
-    if (!b->heads[i]) {
+    vl_cblock **link = &b->roots[i];
+    while (*link != blk)
+        link = vl_bin_key_less(blk->size, blk->addr, *link) ? &(*link)->bin_left : &(*link)->bin_right;
+    /* Replace blk by the merge of its subtrees (all of the left one's keys are smaller). */
+    vl_cblock *l = blk->bin_left, *r = blk->bin_right;
+    while (l && r) {
+        if (vl_bin_priority(l) >= vl_bin_priority(r)) {
+            *link = l;
+            link = &l->bin_right;
+            l = l->bin_right;
+        } else {
+            *link = r;
+            link = &r->bin_left;
+            r = r->bin_left;
+        }
+    }
+    *link = l ? l : r;
+    if (!b->roots[i]) {
         b->words[i >> 6] &= ~(UINT64_C(1) << (i & 63));
         if (!b->words[i >> 6]) b->summary &= ~(UINT64_C(1) << (i >> 6));
     }
-    blk->bin_prev = blk->bin_next = NULL;
+    blk->bin_left = blk->bin_right = NULL;
     b->free_blocks--;
     b->free_bytes -= blk->size;
+}
+
+/* Class i's smallest block of at least `size` bytes (lowest address among equal sizes),
+ * or NULL. */
+static inline vl_cblock *vl_bins_fit_in_class(const vl_bins *b, unsigned i, size_t size)
+{
+    vl_cblock *best = NULL;
+    for (vl_cblock *t = b->roots[i]; t;) {
+        if (t->size >= size) {
+            best = t;
+            t = t->bin_left;
+        } else {
+            t = t->bin_right;
+        }
+    }
+    return best;
+}
+
+/* Class i's smallest / largest block (NULL when empty). */
+static inline vl_cblock *vl_bins_first(const vl_bins *b, unsigned i)
+{
+    vl_cblock *t = b->roots[i];
+    while (t && t->bin_left) t = t->bin_left;
+    return t;
+}
+static inline vl_cblock *vl_bins_last(const vl_bins *b, unsigned i)
+{
+    vl_cblock *t = b->roots[i];
+    while (t && t->bin_right) t = t->bin_right;
+    return t;
+}
+
+/* Class i's largest block whose key is below (size, addr), or NULL: walks a class from
+ * its largest block down while blocks come and go. */
+static inline vl_cblock *vl_bins_before(const vl_bins *b, unsigned i, size_t size, uintptr_t addr)
+{
+    vl_cblock *best = NULL;
+    for (vl_cblock *t = b->roots[i]; t;) {
+        if (t->size < size || (t->size == size && t->addr < addr)) {
+            best = t;
+            t = t->bin_right;
+        } else {
+            t = t->bin_left;
+        }
+    }
+    return best;
 }
 
 /* The lowest non-empty class > i, or -1. */
@@ -96,7 +188,7 @@ static inline int vl_bins_prev_nonempty(const vl_bins *b, unsigned i)
     return (int)(w * 64 + 63 - (unsigned)__builtin_clzll(b->words[w]));
 }
 
-/* The largest free block in the bins (0 if none); scans only the highest class. */
+/* The largest free block in the bins (0 if none). */
 size_t vl_bins_largest(const vl_bins *b);
 
 #endif

@@ -11,8 +11,8 @@
  *   - ALLOCATED blocks, and only they, are in the allocator's pointer table;
  *   - PENDING blocks have pending_events > 0 nodes waiting in stream FIFOs (events.c);
  *   - UNMAPPED blocks exist only in expandable segments, start and end on chunk
- *     boundaries and are linked in their segment's unmapped list (through bin_prev /
- *     bin_next, which FREE blocks use for their bin). */
+ *     boundaries and are linked in their segment's unmapped list (through
+ *     unmapped_prev / unmapped_next, in the space FREE blocks use for their bin). */
 #ifndef VL_CACHING_BLOCK_H
 #define VL_CACHING_BLOCK_H
 
@@ -37,8 +37,11 @@ typedef struct vl_cblock {
     /* Fields of one state at a time share space, so a header is one 64-byte cache line
      * (the hot paths touch several headers; each should cost one miss, not two). */
     union {
-        struct {                            /* FREE: bin list; UNMAPPED: segment's unmapped list */
-            struct vl_cblock *bin_prev, *bin_next;
+        struct {                            /* FREE: children in its class's treap (bins.h) */
+            struct vl_cblock *bin_left, *bin_right;
+        };
+        struct {                            /* UNMAPPED: the segment's unmapped list */
+            struct vl_cblock *unmapped_prev, *unmapped_next;
         };
         struct {                            /* ALLOCATED */
             struct vl_cuse *uses;           /* other streams from record_use */

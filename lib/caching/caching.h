@@ -12,6 +12,13 @@
  * 0, or -1 with the first violation in err. a must be a caching allocator. */
 int vl_caching_check(vl_allocator *a, char *err, size_t errlen);
 
+/* Why the last failed call of a caching allocator failed, other than an OOM: 0 when
+ * nothing failed since open, else one of these, with one line in buf. A failed alloc
+ * returns NULL (counted in stats.ooms), a failed record_use returns VL_FAILED; the
+ * allocator stays consistent and usable either way. */
+enum { VL_CACHING_ERR_HOST_MEMORY = 1, VL_CACHING_ERR_DEVICE = 2 };
+int vl_caching_last_error(vl_allocator *a, char *buf, size_t buflen);
+
 /* The size of the block behind an allocated pointer (its request rounded), 0 if p is
  * not allocated by a. */
 size_t vl_caching_block_size(vl_allocator *a, void *p);

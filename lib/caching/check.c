@@ -88,7 +88,7 @@ static int check_segment(vl_caching *c, vl_csegment *s, int64_t sums[6], char *e
         }
         CHECK(chunks == s->mapped_chunks, "segment %#" PRIxPTR ": %zu chunks covered, %zu mapped", s->base, chunks, s->mapped_chunks);
     }
-    for (const vl_cblock *u = s->unmapped; u; u = u->bin_next, listed++)
+    for (const vl_cblock *u = s->unmapped; u; u = u->unmapped_next, listed++)
         CHECK(u->state == VL_CB_UNMAPPED && u->seg == s, "unmapped list holds a mapped block");
     CHECK(listed == unmapped_blocks, "segment %#" PRIxPTR ": unmapped list %zu, blocks %zu", s->base, listed, unmapped_blocks);
     if (s->expandable) {
@@ -116,18 +116,32 @@ static int check_stream_counts(vl_caching *c, const vl_cstream *st, char *err, s
     return 0;
 }
 
+/* One class's treap: in-order keys increase, no child outranks its parent, every node
+ * is a FREE block of this pool and class. Recursive: the checker is not a hot path. */
+static int check_treap(const vl_cpool *p, unsigned i, const vl_cblock *t, const vl_cblock **prev, size_t *blocks,
+                       size_t *bytes, char *err, size_t errlen)
+{
+    if (!t) return 0;
+    CHECK(t->state == VL_CB_FREE && t->bin == i && t->seg->pool == p && vl_bin_index(t->size) == i,
+          "bin %u holds a foreign or non-free block", i);
+    CHECK(!t->bin_left || vl_bin_priority(t->bin_left) <= vl_bin_priority(t), "bin %u: heap order broken", i);
+    CHECK(!t->bin_right || vl_bin_priority(t->bin_right) <= vl_bin_priority(t), "bin %u: heap order broken", i);
+    if (check_treap(p, i, t->bin_left, prev, blocks, bytes, err, errlen) != 0) return -1;
+    CHECK(!*prev || vl_bin_key_less((*prev)->size, (*prev)->addr, t), "bin %u: keys out of order", i);
+    *prev = t;
+    (*blocks)++;
+    *bytes += t->size;
+    return check_treap(p, i, t->bin_right, prev, blocks, bytes, err, errlen);
+}
+
 static int check_pool(const vl_cpool *p, char *err, size_t errlen)
 {
     size_t blocks = 0, bytes = 0;
     for (unsigned i = 0; i < VL_BIN_COUNT; i++) {
         int bit = (int)(p->bins.words[i / 64] >> (i % 64) & 1);
-        CHECK(bit == (p->bins.heads[i] != NULL), "bin %u: bitmap disagrees with its list", i);
-        for (const vl_cblock *b = p->bins.heads[i]; b; b = b->bin_next) {
-            CHECK(b->state == VL_CB_FREE && b->bin == i && b->seg->pool == p, "bin %u holds a foreign or non-free block", i);
-            CHECK(!b->bin_next || b->bin_next->bin_prev == b, "bin %u: broken links", i);
-            blocks++;
-            bytes += b->size;
-        }
+        CHECK(bit == (p->bins.roots[i] != NULL), "bin %u: bitmap disagrees with its treap", i);
+        const vl_cblock *prev = NULL;
+        if (check_treap(p, i, p->bins.roots[i], &prev, &blocks, &bytes, err, errlen) != 0) return -1;
     }
     for (unsigned w = 0; w < VL_BIN_WORDS; w++)
         CHECK((int)(p->bins.summary >> w & 1) == (p->bins.words[w] != 0), "bin summary word %u wrong", w);
@@ -164,6 +178,11 @@ int vl_caching_check_locked(vl_caching *c, char *err, size_t errlen)
     }
     CHECK(free_blocks_in_bins == free_blocks_in_segments, "bins hold %zu blocks, segments %zu FREE ones", free_blocks_in_bins, free_blocks_in_segments);
     CHECK(pending_nodes == c->npending, "pending events %zu, counter %zu", pending_nodes, c->npending);
+    size_t waiting = 0, with_events = 0;
+    for (const vl_cstream *st = c->waiting_streams; st && waiting <= c->nstreams; st = st->next_waiting, waiting++)
+        CHECK(st->pending_head, "a stream without pending events on the waiting list");
+    for (size_t i = 0; i < c->nstreams; i++) with_events += c->streams[i]->pending_head != NULL;
+    CHECK(waiting == with_events, "waiting list holds %zu streams, %zu have pending events", waiting, with_events);
     CHECK(header_count == c->blocks.live, "block headers: %zu in segments, %zu handed out", header_count, c->blocks.live);
     CHECK((size_t)sums[5] == c->table.count, "pointer table holds %zu, allocated blocks %" PRId64, c->table.count, sums[5]);
     CHECK(sums[0] == c->st.allocated_bytes, "allocated_bytes %" PRId64 ", blocks sum to %" PRId64, c->st.allocated_bytes, sums[0]);

@@ -4,52 +4,61 @@
  * (segments_classic.c / segments_expandable.c); a device OOM releases the whole cache
  * and retries once, then returns NULL with a report (stats.c).
  *
- * Hot path of a cache hit: one pointer-table probe, a bitmap lookup, an unlink and a
- * link, a few counters; no malloc, no device call. */
-#include <limits.h>
+ * Hot path of a cache hit: one pointer-table probe, a bitmap lookup, a treap descent
+ * (a few nodes), an unlink and a link, a few counters; no malloc, no device call. */
 #include <stdlib.h>
 #include <string.h>
 
 #include "caching/allocator.h"
+#include "caching/hostmem.h"
 #include "caching/sizes.h"
-#include "exitcodes.h"
 
-/* How many blocks of a size class a fit compares (the request's own class, then the
- * first non-empty class above it, found in O(1) from the bitmaps): bounded work, and
- * any block of a class above is within 3% of the best fit. 16 instead of 4 cost ~80
- * instructions (cache misses, in churn) per alloc and changed no replayed trace's
- * peak reserved (synthetic GPT-2/ResNet/transformer traces, both segment modes). */
-#define FIT_SCAN 4
-
-void vl_caching_fatal(const char *what, int rc)
+void vl_caching_fail(vl_caching *c, int code, const char *what, int rc)
 {
-    fprintf(stderr, "caching: %s failed (device status %d)\n", what, rc);
-    exit(VL_EXIT_FAIL);
+    c->last_error = code;
+    if (code == VL_CACHING_ERR_HOST_MEMORY)
+        snprintf(c->last_error_text, sizeof c->last_error_text, "caching: %s: out of host memory", what);
+    else
+        snprintf(c->last_error_text, sizeof c->last_error_text, "caching: %s failed (device status %d)", what, rc);
+    fprintf(stderr, "%s\n", c->last_error_text);
 }
 
 vl_cblock *vl_caching_new_block(vl_caching *c)
 {
     vl_cblock *b = vl_slab_get(&c->blocks);
-    if (!b) vl_caching_fatal("host allocation of a block header", -1);
+    if (!b) {
+        vl_caching_fail_host(c, "host allocation of a block header");
+        return NULL;
+    }
     *b = (vl_cblock){0}; /* inline stores; a memset call would cost a tenth of a cache hit */
     return b;
 }
 
+/* The stream table's key: handles are pointers (NULL = the default stream) and the
+ * table reserves key 0, so the key is the handle + 1. */
+static uintptr_t stream_key(vl_stream s) { return (uintptr_t)s + 1; }
+
 vl_cstream *vl_caching_stream(vl_caching *c, vl_stream s)
 {
     if (c->last_stream && c->last_stream->handle == s) return c->last_stream;
-    for (size_t i = 0; i < c->nstreams; i++) {
-        if (c->streams[i]->handle == s) return c->last_stream = c->streams[i];
-    }
+    vl_addrmap_slot *slot = vl_addrmap_find(&c->stream_table, stream_key(s));
+    if (slot) return c->last_stream = (vl_cstream *)(uintptr_t)slot->value;
     if (c->nstreams == c->streams_cap) {
         size_t cap = c->streams_cap ? c->streams_cap * 2 : 4;
-        vl_cstream **grown = realloc(c->streams, cap * sizeof *grown);
-        if (!grown) return NULL;
+        vl_cstream **grown = vl_host_realloc(c->streams, cap * sizeof *grown);
+        if (!grown) {
+            vl_caching_fail_host(c, "host allocation of the stream list");
+            return NULL;
+        }
         c->streams = grown;
         c->streams_cap = cap;
     }
-    vl_cstream *st = calloc(1, sizeof *st);
-    if (!st) return NULL;
+    vl_cstream *st = vl_host_calloc(1, sizeof *st);
+    if (!st || vl_addrmap_insert(&c->stream_table, stream_key(s), (uint64_t)(uintptr_t)st) != 0) {
+        free(st);
+        vl_caching_fail_host(c, "host allocation of a stream record");
+        return NULL;
+    }
     st->handle = s;
     for (int k = 0; k < 2; k++) {
         st->pools[k].stream = st;
@@ -59,29 +68,19 @@ vl_cstream *vl_caching_stream(vl_caching *c, vl_stream s)
     return c->last_stream = st;
 }
 
-/* Best of the first FIT_SCAN blocks of one class that hold `rounded` bytes, by
- * (size, address) like PyTorch's ordered set: smallest first, then lowest address. */
-static vl_cblock *best_in_class(vl_cblock *b, size_t rounded, int limit)
-{
-    vl_cblock *best = NULL;
-    for (int scanned = 0; b && scanned < limit; b = b->bin_next, scanned++) {
-        if (b->size < rounded) continue;
-        if (!best || b->size < best->size || (b->size == best->size && b->addr < best->addr)) best = b;
-    }
-    return best;
-}
-
+/* Best fit in pool p, PyTorch's rule: the smallest free block >= rounded (lowest
+ * address among equal sizes), in the request's own class or else the first non-empty
+ * class above; O(log n) in the blocks of a class (bins.h). Classic large blocks then
+ * obey max_split: since the best fit is the smallest block that fits, when it is
+ * oversize for this request every larger one is too, and the pool must grow. */
 static vl_cblock *find_fit(vl_caching *c, vl_cpool *p, size_t rounded)
 {
     unsigned i = vl_bin_index(rounded);
-    vl_cblock *best = best_in_class(p->bins.heads[i], rounded, FIT_SCAN);
+    vl_cblock *best = vl_bins_fit_in_class(&p->bins, i, rounded);
     if (!best) {
         int j = vl_bins_next_nonempty(&p->bins, i);
-        /* Nothing above: a fitting block may still hide deeper in the request's own
-         * class; look at all of it rather than grow while a fit is cached. */
-        best = j >= 0 ? best_in_class(p->bins.heads[j], rounded, FIT_SCAN)
-                      : best_in_class(p->bins.heads[i], rounded, INT_MAX);
-        if (!best) return NULL;
+        if (j < 0) return NULL;
+        best = vl_bins_first(&p->bins, (unsigned)j);
     }
     if (!p->small && !c->cfg.expandable && !vl_caching_oversize_ok(best->size, rounded, c->cfg.max_split))
         return NULL;
@@ -94,8 +93,10 @@ static vl_cblock *find_fit(vl_caching *c, vl_cpool *p, size_t rounded)
 static void take(vl_caching *c, vl_cpool *p, vl_cblock *b, size_t rounded)
 {
     vl_free_remove(c, b);
-    if (vl_caching_should_split(b->size, rounded, p->small, b->seg->expandable, c->cfg.max_split)) {
-        vl_cblock *rest = vl_caching_new_block(c);
+    vl_cblock *rest;
+    /* Without a header for the remainder the block is handed out whole: wasteful, not wrong. */
+    if (vl_caching_should_split(b->size, rounded, p->small, b->seg->expandable, c->cfg.max_split) &&
+        (rest = vl_caching_new_block(c)) != NULL) {
         rest->addr = b->addr + rounded;
         rest->size = b->size - rounded;
         rest->seg = b->seg;
@@ -167,14 +168,24 @@ void *vl_caching_alloc(vl_caching *c, size_t size, vl_stream s)
     if (c->npending) vl_caching_process_events(c, 0);
     size_t rounded = size <= VL_CACHING_MAX_REQUEST ? vl_caching_round_size(size, c->cfg.roundup_div) : size;
     vl_cstream *st = vl_caching_stream(c, s);
-    if (!st) vl_caching_fatal("host allocation of a stream record", -1);
+    if (!st) {
+        c->st.ooms++;
+        return NULL;
+    }
     vl_cpool *p = &st->pools[vl_caching_is_small(rounded) ? 0 : 1];
 
     vl_cblock *b = NULL;
     int rc = VL_DEV_OK;
-    if (size <= VL_CACHING_MAX_REQUEST) {
+    /* A request larger than the whole device can never be served: refuse it at once
+     * (an expandable range would otherwise map chunk after chunk up to the capacity,
+     * then unmap them all: 114 s for 101 TiB on a 100 TiB sim device). */
+    if (size <= VL_CACHING_MAX_REQUEST && rounded <= c->dev->total_bytes) {
         b = cached_fit(c, st, &p, rounded);
         if (!b) b = grow(c, p, rounded, &rc);
+        if (!b && rc == VL_DEV_ERROR) {
+            c->st.ooms++; /* a device or host failure, recorded; flushing would not help */
+            return NULL;
+        }
         if (!b) {
             /* Like PyTorch: wait for deferred frees, give every cached byte back, retry once. */
             c->st.alloc_retries++;
@@ -190,9 +201,13 @@ void *vl_caching_alloc(vl_caching *c, size_t size, vl_stream s)
         return NULL;
     }
     take(c, p, b, rounded);
+    if (vl_addrmap_insert(&c->table, b->addr, (uint64_t)(uintptr_t)b) != 0) {
+        vl_caching_fail_host(c, "host allocation of the pointer table");
+        vl_caching_release_block(c, b); /* back to the cache, merged with its remainder */
+        c->st.ooms++;
+        return NULL;
+    }
     b->requested = size;
-    if (vl_addrmap_insert(&c->table, b->addr, (uint64_t)(uintptr_t)b) != 0)
-        vl_caching_fatal("host allocation of the pointer table", -1);
     vl_stat_add(&c->st.requested_bytes, &c->st.peak_requested_bytes, (int64_t)size);
     vl_stat_add(&c->st.allocated_bytes, &c->st.peak_allocated_bytes, (int64_t)b->size);
     vl_stat_add(&st->allocated, &st->peak_allocated, (int64_t)b->size);

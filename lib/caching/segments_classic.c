@@ -6,12 +6,16 @@
 #include <stdlib.h>
 
 #include "caching/allocator.h"
+#include "caching/hostmem.h"
 #include "caching/sizes.h"
 
 vl_csegment *vl_segment_new(vl_caching *c, vl_cpool *p, uintptr_t base, size_t size)
 {
-    vl_csegment *s = calloc(1, sizeof *s);
-    if (!s) vl_caching_fatal("host allocation of a segment record", -1);
+    vl_csegment *s = vl_host_calloc(1, sizeof *s);
+    if (!s) {
+        vl_caching_fail_host(c, "host allocation of a segment record");
+        return NULL;
+    }
     s->base = base;
     s->size = size;
     s->pool = p;
@@ -35,13 +39,17 @@ void vl_segment_unlink(vl_caching *c, vl_csegment *s)
     s->prev = s->next = NULL;
 }
 
-/* Gives one entirely free segment back to the device; s is unlinked and freed. */
+/* Gives one entirely free segment back to the device; s is unlinked and freed. When the
+ * device refuses, the segment stays cached as it was (error recorded) and 0 is returned. */
 static size_t release_segment(vl_caching *c, vl_csegment *s)
 {
     vl_cblock *b = s->first;
-    vl_free_remove(c, b);
     int rc = c->dev->ops->mem_free(c->dev, (void *)s->base, s->size);
-    if (rc != VL_DEV_OK) vl_caching_fatal("mem_free of a segment", rc);
+    if (rc != VL_DEV_OK) {
+        vl_caching_fail(c, VL_CACHING_ERR_DEVICE, "mem_free of a segment", rc);
+        return 0;
+    }
+    vl_free_remove(c, b);
     size_t size = s->size;
     vl_slab_put(&c->blocks, b);
     vl_segment_unlink(c, s);
@@ -85,10 +93,24 @@ vl_cblock *vl_classic_grow(vl_caching *c, vl_cpool *p, size_t rounded, int *rc)
         *rc = VL_DEV_OOM;
         return NULL;
     }
-    if (status != VL_DEV_OK) vl_caching_fatal("mem_alloc of a segment", status);
+    if (status != VL_DEV_OK) {
+        vl_caching_fail(c, VL_CACHING_ERR_DEVICE, "mem_alloc of a segment", status);
+        *rc = VL_DEV_ERROR;
+        return NULL;
+    }
     vl_csegment *s = vl_segment_new(c, p, (uintptr_t)ptr, size);
+    vl_cblock *b = s ? vl_caching_new_block(c) : NULL;
+    if (!b) { /* out of host memory (recorded): give the segment back */
+        if (s) {
+            vl_segment_unlink(c, s);
+            free(s);
+        }
+        int frc = c->dev->ops->mem_free(c->dev, ptr, size);
+        if (frc != VL_DEV_OK) vl_caching_fail(c, VL_CACHING_ERR_DEVICE, "mem_free of a segment", frc);
+        *rc = VL_DEV_ERROR;
+        return NULL;
+    }
     s->mapped_bytes = size;
-    vl_cblock *b = vl_caching_new_block(c);
     b->addr = s->base;
     b->size = size;
     b->seg = s;

@@ -47,24 +47,25 @@ static uintptr_t chunk_ceil(const vl_csegment *s, uintptr_t a)
 static void unmapped_add(vl_csegment *s, vl_cblock *b)
 {
     b->state = VL_CB_UNMAPPED;
-    b->bin_prev = NULL;
-    b->bin_next = s->unmapped;
-    if (s->unmapped) s->unmapped->bin_prev = b;
+    b->unmapped_prev = NULL;
+    b->unmapped_next = s->unmapped;
+    if (s->unmapped) s->unmapped->unmapped_prev = b;
     s->unmapped = b;
 }
 
 static void unmapped_remove(vl_csegment *s, vl_cblock *b)
 {
-    if (b->bin_prev) b->bin_prev->bin_next = b->bin_next;
-    else s->unmapped = b->bin_next;
-    if (b->bin_next) b->bin_next->bin_prev = b->bin_prev;
-    b->bin_prev = b->bin_next = NULL;
+    if (b->unmapped_prev) b->unmapped_prev->unmapped_next = b->unmapped_next;
+    else s->unmapped = b->unmapped_next;
+    if (b->unmapped_next) b->unmapped_next->unmapped_prev = b->unmapped_prev;
+    b->unmapped_prev = b->unmapped_next = NULL;
 }
 
-/* Inserts a new block of [addr, addr+size) after `after` (or first when NULL). */
-static vl_cblock *insert_after(vl_caching *c, vl_csegment *s, vl_cblock *after, uintptr_t addr, size_t size)
+/* Links the fresh header b as the block [addr, addr+size) after `after` (or first when
+ * NULL). Headers are taken before anything changes (take_headers), so a path that
+ * runs out of host memory stops before it has half done its work. */
+static vl_cblock *insert_after(vl_csegment *s, vl_cblock *after, vl_cblock *b, uintptr_t addr, size_t size)
 {
-    vl_cblock *b = vl_caching_new_block(c);
     b->addr = addr;
     b->size = size;
     b->seg = s;
@@ -76,20 +77,42 @@ static vl_cblock *insert_after(vl_caching *c, vl_csegment *s, vl_cblock *after, 
     return b;
 }
 
-/* Maps [lo, lo+bytes) chunk by chunk (both ends on chunk boundaries). On a device OOM
- * it unmaps what it mapped and returns VL_DEV_OOM, leaving everything as it was. */
+/* n headers (n <= 2) into out[], or 0 with none taken when out of host memory (recorded). */
+static int take_headers(vl_caching *c, vl_cblock **out, int n)
+{
+    for (int i = 0; i < n; i++) {
+        out[i] = vl_caching_new_block(c);
+        if (out[i]) continue;
+        while (i-- > 0) vl_slab_put(&c->blocks, out[i]);
+        return 0;
+    }
+    return 1;
+}
+
+static void put_headers(vl_caching *c, vl_cblock **h, int n)
+{
+    for (int i = 0; i < n; i++)
+        if (h[i]) vl_slab_put(&c->blocks, h[i]);
+}
+
+/* Maps [lo, lo+bytes) chunk by chunk (both ends on chunk boundaries). On a device OOM or
+ * error it unmaps what it mapped and returns VL_DEV_OOM or VL_DEV_ERROR (recorded),
+ * leaving everything as it was (unless that unmap fails too: then the device is lost). */
 static int map_range(vl_caching *c, vl_csegment *s, uintptr_t lo, size_t bytes)
 {
     int64_t n = 0;
     for (uintptr_t a = lo; a < lo + bytes; a += chunk_at(s, a), n++) {
         int rc = c->dev->ops->map(c->dev, (void *)a, chunk_at(s, a));
         if (rc == VL_DEV_OK) continue;
-        if (rc != VL_DEV_OOM) vl_caching_fatal("map of a chunk", rc);
+        if (rc != VL_DEV_OOM) {
+            vl_caching_fail(c, VL_CACHING_ERR_DEVICE, "map of a chunk", rc);
+            rc = VL_DEV_ERROR;
+        }
         for (uintptr_t back = lo; back < a; back += chunk_at(s, back)) {
             int urc = c->dev->ops->unmap(c->dev, (void *)back, chunk_at(s, back), s->pool->stream->handle);
-            if (urc != VL_DEV_OK) vl_caching_fatal("unmap of a chunk", urc);
+            if (urc != VL_DEV_OK) vl_caching_fail(c, VL_CACHING_ERR_DEVICE, "unmap of a chunk", urc);
         }
-        return VL_DEV_OOM;
+        return rc;
     }
     s->mapped_bytes += bytes;
     s->mapped_chunks += (size_t)n;
@@ -100,39 +123,64 @@ static int map_range(vl_caching *c, vl_csegment *s, uintptr_t lo, size_t bytes)
     return VL_DEV_OK;
 }
 
-static void unmap_range(vl_caching *c, vl_csegment *s, uintptr_t lo, size_t bytes)
+/* Unmaps [lo, lo+bytes) chunk by chunk; returns the bytes unmapped, all of them unless
+ * the device refused one chunk (recorded): then [lo, lo+returned) is unmapped and the
+ * rest still mapped. */
+static size_t unmap_range(vl_caching *c, vl_csegment *s, uintptr_t lo, size_t bytes)
 {
     int64_t n = 0;
-    for (uintptr_t a = lo; a < lo + bytes; a += chunk_at(s, a), n++) {
+    uintptr_t a = lo;
+    for (; a < lo + bytes; a += chunk_at(s, a), n++) {
         int rc = c->dev->ops->unmap(c->dev, (void *)a, chunk_at(s, a), s->pool->stream->handle);
-        if (rc != VL_DEV_OK) vl_caching_fatal("unmap of a chunk", rc);
+        if (rc != VL_DEV_OK) {
+            vl_caching_fail(c, VL_CACHING_ERR_DEVICE, "unmap of a chunk", rc);
+            break;
+        }
     }
+    bytes = a - lo;
     s->mapped_bytes -= bytes;
     s->mapped_chunks -= (size_t)n;
     s->pool->stream->reserved -= (int64_t)bytes;
     c->st.reserved_bytes -= (int64_t)bytes;
     c->st.segments -= n;
     c->st.device_frees += n;
+    return bytes;
 }
 
 /* A new range for pool p, large enough for `rounded` (at least the device's size:
- * address space is plentiful, memory is only what gets mapped). NULL when the device
- * has no address space left: an OOM like any other. */
-static vl_csegment *open_range(vl_caching *c, vl_cpool *p, size_t rounded)
+ * address space is plentiful, memory is only what gets mapped). NULL with *rc =
+ * VL_DEV_OOM when the device has no address space left (an OOM like any other), or
+ * VL_DEV_ERROR after a device or host failure (recorded). */
+static vl_csegment *open_range(vl_caching *c, vl_cpool *p, size_t rounded, int *rc)
 {
     size_t granule = c->dev->granularity;
     size_t chunk = vl_chunk_max_for(granule, c->cfg.chunk);
     size_t want = rounded > c->dev->total_bytes ? rounded : c->dev->total_bytes;
     size_t size = round_up(want, chunk); /* ends on a chunk boundary */
     void *base = NULL;
-    int rc = c->dev->ops->va_reserve(c->dev, size, &base);
-    if (rc == VL_DEV_OOM) return NULL;
-    if (rc != VL_DEV_OK) vl_caching_fatal("va_reserve of an expandable segment", rc);
-    vl_csegment *s = vl_segment_new(c, p, (uintptr_t)base, size);
+    int vrc = c->dev->ops->va_reserve(c->dev, size, &base);
+    if (vrc == VL_DEV_OOM) {
+        *rc = VL_DEV_OOM;
+        return NULL;
+    }
+    *rc = VL_DEV_ERROR;
+    if (vrc != VL_DEV_OK) {
+        vl_caching_fail(c, VL_CACHING_ERR_DEVICE, "va_reserve of an expandable segment", vrc);
+        return NULL;
+    }
+    vl_cblock *whole = vl_caching_new_block(c);
+    vl_csegment *s = whole ? vl_segment_new(c, p, (uintptr_t)base, size) : NULL;
+    if (!s) { /* out of host memory (recorded) */
+        if (whole) vl_slab_put(&c->blocks, whole);
+        int rrc = c->dev->ops->va_release(c->dev, base, size);
+        if (rrc != VL_DEV_OK) vl_caching_fail(c, VL_CACHING_ERR_DEVICE, "va_release of an expandable segment", rrc);
+        return NULL;
+    }
+    *rc = VL_DEV_OK;
     s->granule = granule;
     s->chunk = chunk;
     s->expandable = 1;
-    unmapped_add(s, insert_after(c, s, NULL, s->base, size));
+    unmapped_add(s, insert_after(s, NULL, whole, s->base, size));
     s->pool_next = p->ranges;
     p->ranges = s;
     return s;
@@ -140,31 +188,41 @@ static vl_csegment *open_range(vl_caching *c, vl_cpool *p, size_t rounded)
 
 static vl_cblock *unmap_free_block(vl_caching *c, vl_csegment *s, vl_cblock *b, size_t limit, size_t *released);
 
-/* Unmaps up to `bytes` (rounded up to chunks) of wholly free chunks in the pools of
- * stream `only` (NULL: every stream), largest free blocks first, found through the bins
- * (only classes that can hold a whole chunk are visited). keep1/keep2 (the FREE
- * neighbours the new mapping extends) stay mapped. A bin list may gain the remainders
- * of a split while it is walked; the saved next block stays valid because FREE blocks
- * are never address neighbours of each other. Returns the bytes unmapped. */
-static size_t reclaim(vl_caching *c, const vl_cstream *only, size_t bytes, const vl_cblock *keep1,
-                      const vl_cblock *keep2)
+/* Unmaps free chunks of stream st's pools, largest free blocks first, found through the
+ * bins (only classes that can hold a whole chunk are visited), until *released reaches
+ * bytes. A class is walked from its largest block down by key, so the remainders that
+ * unmapping leaves (smaller keys, holding no whole chunk) are at most looked at again. */
+static void reclaim_stream(vl_caching *c, vl_cstream *st, size_t bytes, const vl_cblock *keep1,
+                           const vl_cblock *keep2, size_t *released)
 {
-    size_t released = 0;
     int lowest = (int)vl_bin_index(c->dev->granularity); /* smaller blocks hold no chunk */
-    for (size_t i = 0; i < c->nstreams && released < bytes; i++) {
-        if (only && c->streams[i] != only) continue;
-        for (int k = 0; k < 2 && released < bytes; k++) {
-            vl_cpool *p = &c->streams[i]->pools[k];
-            if (!p->ranges) continue;
-            for (int j = vl_bins_prev_nonempty(&p->bins, VL_BIN_COUNT); j >= lowest && released < bytes;
-                 j = vl_bins_prev_nonempty(&p->bins, (unsigned)j)) {
-                for (vl_cblock *b = p->bins.heads[j], *next; b && released < bytes; b = next) {
-                    next = b->bin_next;
-                    if (b != keep1 && b != keep2) unmap_free_block(c, b->seg, b, bytes - released, &released);
-                }
+    for (int k = 0; k < 2 && *released < bytes; k++) {
+        vl_cpool *p = &st->pools[k];
+        if (!p->ranges) continue;
+        for (int j = vl_bins_prev_nonempty(&p->bins, VL_BIN_COUNT); j >= lowest && *released < bytes;
+             j = vl_bins_prev_nonempty(&p->bins, (unsigned)j)) {
+            for (vl_cblock *b = vl_bins_last(&p->bins, (unsigned)j); b && *released < bytes;) {
+                size_t size = b->size;
+                uintptr_t addr = b->addr;
+                if (b != keep1 && b != keep2) unmap_free_block(c, b->seg, b, bytes - *released, released);
+                b = vl_bins_before(&p->bins, (unsigned)j, size, addr);
             }
         }
     }
+}
+
+/* Unmaps up to `bytes` (rounded up to chunks) of wholly free chunks in the pools of
+ * stream `only` (NULL: every stream). keep1/keep2 (the FREE neighbours the new mapping
+ * extends) stay mapped. Returns the bytes unmapped. */
+static size_t reclaim(vl_caching *c, vl_cstream *only, size_t bytes, const vl_cblock *keep1, const vl_cblock *keep2)
+{
+    size_t released = 0;
+    if (only) {
+        reclaim_stream(c, only, bytes, keep1, keep2, &released);
+        return released;
+    }
+    for (size_t i = 0; i < c->nstreams && released < bytes; i++)
+        reclaim_stream(c, c->streams[i], bytes, keep1, keep2, &released);
     return released;
 }
 
@@ -181,7 +239,7 @@ typedef struct placement {
  * after it), or all of it (joining both). */
 static void consider_range(const vl_csegment *s, size_t rounded, placement *best)
 {
-    for (vl_cblock *u = s->unmapped; u; u = u->bin_next) {
+    for (vl_cblock *u = s->unmapped; u; u = u->unmapped_next) {
         size_t before = u->prev && u->prev->state == VL_CB_FREE ? u->prev->size : 0;
         size_t after = u->next && u->next->state == VL_CB_FREE ? u->next->size : 0;
         uintptr_t end = u->addr + u->size;
@@ -202,11 +260,20 @@ vl_cblock *vl_expandable_grow(vl_caching *c, vl_cpool *p, size_t rounded, int *r
     placement best = {NULL, 0, SIZE_MAX};
     for (const vl_csegment *r = p->ranges; r; r = r->pool_next) consider_range(r, rounded, &best);
     if (!best.u) {
-        const vl_csegment *fresh = open_range(c, p, rounded);
-        if (fresh) consider_range(fresh, rounded, &best);
+        const vl_csegment *fresh = open_range(c, p, rounded, rc);
+        if (!fresh) return NULL;
+        consider_range(fresh, rounded, &best);
     }
     if (!best.u) {
         *rc = VL_DEV_OOM;
+        return NULL;
+    }
+    /* Headers for the unmapped pieces left of and right of the mapping, before anything
+     * is mapped or reclaimed. */
+    vl_cblock *pieces[2] = {NULL, NULL};
+    int npieces = (best.lo > best.u->addr) + (best.lo + best.bytes < best.u->addr + best.u->size);
+    if (!take_headers(c, pieces, npieces)) {
+        *rc = VL_DEV_ERROR;
         return NULL;
     }
     vl_csegment *s = best.u->seg;
@@ -224,7 +291,8 @@ vl_cblock *vl_expandable_grow(vl_caching *c, vl_cpool *p, size_t rounded, int *r
         reclaim(c, NULL, best.bytes, best.u->prev, best.u->next) > 0) /* memory pressure: any stream's */
         mrc = map_range(c, s, best.lo, best.bytes);
     if (mrc != VL_DEV_OK) {
-        *rc = VL_DEV_OOM;
+        put_headers(c, pieces, npieces);
+        *rc = mrc;
         return NULL;
     }
     /* Cut the unmapped block into [unmapped][mapped, now FREE][unmapped]. */
@@ -233,14 +301,10 @@ vl_cblock *vl_expandable_grow(vl_caching *c, vl_cpool *p, size_t rounded, int *r
     size_t best_bytes = best.bytes;
     unmapped_remove(s, u);
     uintptr_t end = u->addr + u->size;
-    if (best_lo > u->addr) {
-        vl_cblock *left = insert_after(c, s, u->prev, u->addr, best_lo - u->addr);
-        unmapped_add(s, left);
-    }
-    if (best_lo + best_bytes < end) {
-        vl_cblock *right = insert_after(c, s, u, best_lo + best_bytes, end - best_lo - best_bytes);
-        unmapped_add(s, right);
-    }
+    int used = 0;
+    if (best_lo > u->addr) unmapped_add(s, insert_after(s, u->prev, pieces[used++], u->addr, best_lo - u->addr));
+    if (best_lo + best_bytes < end)
+        unmapped_add(s, insert_after(s, u, pieces[used++], best_lo + best_bytes, end - best_lo - best_bytes));
     u->addr = best_lo;
     u->size = best_bytes;
     return vl_caching_release_block(c, u);
@@ -264,7 +328,9 @@ static vl_cblock *merge_unmapped(vl_caching *c, vl_csegment *s, vl_cblock *b)
 
 /* Unmaps whole chunks inside the FREE block b, at most `limit` bytes (rounded up to
  * chunks) taken from its high end, leaving the rest FREE. Returns the block to continue
- * the walk after, and adds the bytes to *released. */
+ * the walk after, and adds the bytes to *released. Out of host memory for the
+ * remainders' headers, or when the device refuses an unmap, it unmaps less (or
+ * nothing: b stays FREE as it was). */
 static vl_cblock *unmap_free_block(vl_caching *c, vl_csegment *s, vl_cblock *b, size_t limit, size_t *released)
 {
     uintptr_t lo = chunk_ceil(s, b->addr);
@@ -274,13 +340,27 @@ static vl_cblock *unmap_free_block(vl_caching *c, vl_csegment *s, vl_cblock *b, 
         uintptr_t from = chunk_floor(s, hi - limit);
         if (from > lo) lo = from;
     }
-    unmap_range(c, s, lo, hi - lo);
-    *released += hi - lo;
-    vl_free_remove(c, b);
     uintptr_t end = b->addr + b->size;
-    if (lo > b->addr) vl_free_insert(c, insert_after(c, s, b->prev, b->addr, lo - b->addr));
+    vl_cblock *pieces[2] = {NULL, NULL};
+    if (!take_headers(c, pieces, 2)) return b; /* at most two remainders: take both */
+    size_t done = unmap_range(c, s, lo, hi - lo);
+    if (done == 0) {
+        put_headers(c, pieces, 2);
+        return b;
+    }
+    hi = lo + done;
+    *released += done;
+    vl_free_remove(c, b);
+    if (lo > b->addr) {
+        vl_free_insert(c, insert_after(s, b->prev, pieces[0], b->addr, lo - b->addr));
+        pieces[0] = NULL;
+    }
     vl_cblock *right = NULL;
-    if (hi < end) right = insert_after(c, s, b, hi, end - hi);
+    if (hi < end) {
+        right = insert_after(s, b, pieces[1], hi, end - hi);
+        pieces[1] = NULL;
+    }
+    put_headers(c, pieces, 2);
     b->addr = lo;
     b->size = hi - lo;
     unmapped_add(s, b);
@@ -289,15 +369,22 @@ static vl_cblock *unmap_free_block(vl_caching *c, vl_csegment *s, vl_cblock *b, 
     return right ? right : merged;
 }
 
-static void release_range(vl_caching *c, vl_csegment *s)
+/* Gives the range's address space back and frees its record; at close (force) also
+ * when the device refuses. Returns 0, or -1 when it was refused (recorded) and the
+ * range stays. */
+static int release_range(vl_caching *c, vl_csegment *s, int force)
 {
     int rc = c->dev->ops->va_release(c->dev, (void *)s->base, s->size);
-    if (rc != VL_DEV_OK) vl_caching_fatal("va_release of an expandable segment", rc);
+    if (rc != VL_DEV_OK) {
+        vl_caching_fail(c, VL_CACHING_ERR_DEVICE, "va_release of an expandable segment", rc);
+        if (!force) return -1;
+    }
     vl_segment_unlink(c, s);
     vl_csegment **link = &s->pool->ranges;
     while (*link != s) link = &(*link)->pool_next;
     *link = s->pool_next;
     free(s);
+    return 0;
 }
 
 size_t vl_expandable_release_free(vl_caching *c)
@@ -310,9 +397,8 @@ size_t vl_expandable_release_free(vl_caching *c)
             if (b->state == VL_CB_FREE) b = unmap_free_block(c, s, b, SIZE_MAX, &released);
         if (s->mapped_bytes == 0) {
             /* Nothing mapped: one UNMAPPED block spans the range (they merge). */
-            unmapped_remove(s, s->first);
-            vl_slab_put(&c->blocks, s->first);
-            release_range(c, s);
+            vl_cblock *whole = s->first;
+            if (release_range(c, s, 0) == 0) vl_slab_put(&c->blocks, whole);
         }
     }
     return released;
@@ -329,11 +415,12 @@ void vl_expandable_destroy(vl_caching *c, vl_csegment *s)
             uintptr_t lo = chunk_floor(s, b->addr);
             uintptr_t hi = chunk_ceil(s, b->addr + b->size);
             if (lo < done) lo = done;
-            if (hi > lo) unmap_range(c, s, lo, hi - lo);
+            /* A refused unmap leaves the chunks to the device (recorded): this is close. */
+            if (hi > lo) (void)unmap_range(c, s, lo, hi - lo);
             if (hi > done) done = hi;
         }
         if (b->state == VL_CB_FREE) vl_free_remove(c, b);
         vl_slab_put(&c->blocks, b);
     }
-    release_range(c, s);
+    release_range(c, s, 1);
 }

@@ -3,6 +3,8 @@
 
 #include <stdlib.h>
 
+#include "caching/hostmem.h"
+
 void vl_slab_init(vl_slab *s, size_t item_size, size_t items_per_chunk)
 {
     size_t align = sizeof(void *);
@@ -30,7 +32,7 @@ int vl_slab_grow(vl_slab *s)
     /* The first item-sized slot of a chunk holds the chunk link. Cache-line aligned, so
      * 64-byte items (block headers) never straddle two lines. */
     size_t bytes = (s->item_size * (s->items_per_chunk + 1) + 63) / 64 * 64;
-    char *chunk = aligned_alloc(64, bytes);
+    char *chunk = vl_host_aligned_alloc(64, bytes);
     if (!chunk) return -1;
     *(void **)chunk = s->chunks;
     s->chunks = chunk;

@@ -54,7 +54,9 @@ void vl_caching_reset_peaks(vl_caching *c)
     c->st.peak_reserved_bytes = c->st.reserved_bytes;
     c->st.peak_active_bytes = c->st.active_bytes;
     c->st.peak_inactive_split_bytes = c->st.inactive_split_bytes;
-    for (size_t i = 0; i < c->nstreams; i++) c->streams[i]->peak_allocated = c->streams[i]->allocated;
+    /* Streams' peak_allocated stays: it steers expandable reclaim, not statistics
+     * (a program resetting its peaks every epoch would otherwise have its cache
+     * unmapped and mapped again). */
 }
 
 static const char *fmt(uint64_t bytes, char *buf, size_t len) { return vl_format_size(bytes, buf, len); }
