@@ -70,8 +70,10 @@ int vl_program_finish(vl_program *p)
             status = VL_EXIT_FAIL;
         }
     }
+    char why[200] = "";
+    if (p->csv && vl_csv_error(p->csv)) snprintf(why, sizeof why, ": %s", vl_csv_error(p->csv));
     if (vl_csv_close(p->csv) != 0) {
-        fprintf(stderr, "%s: writing the CSV failed\n", p->cli.prog);
+        fprintf(stderr, "%s: writing the CSV failed%s\n", p->cli.prog, why);
         status = VL_EXIT_FAIL;
     }
     p->csv = NULL;
