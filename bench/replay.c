@@ -26,43 +26,38 @@ static int64_t passes = 3;
 
 static const vl_cli_opt options[] = {
     {"trace", VL_CLI_STRING, &trace_path, "trace file, '-' for standard input (required)", 0, 0},
-    {"format", VL_CLI_STRING, &format_name, "auto|vramlab|torch-csv|torch-pickle|rmm", 0, 0},
-    {"free-at", VL_CLI_STRING, &free_at_name, "torch-csv: a free takes effect at completed|requested", 0, 0},
-    {"passes", VL_CLI_INT, &passes, "replays of the trace (the first one cold); --quick: 2", 1, 1000},
+    {"format", VL_CLI_ENUM, &format_name, "auto|vramlab|torch-csv|torch-pickle|rmm", 0, 0, .choices = "auto|vramlab|torch-csv|torch-pickle|rmm"},
+    {"free-at", VL_CLI_ENUM, &free_at_name, "torch-csv: a free takes effect at completed|requested", 0, 0, .choices = "completed|requested"},
+    {"passes", VL_CLI_INT, &passes, "replays of the trace (the first one cold); --quick: 2", 1, 1000, VL_QUICK_AT_MOST, "2"},
     {NULL},
 };
+
+static void load_trace(vl_cli *cli);
 
 static const vl_program_def def = {
     .summary = "replay an allocation trace against an allocator: ops/s, latency, peak reserved/allocated",
     .default_alloc = "caching",
     .needs_cuda = 0,
     .options = options,
+    .check_options = load_trace,
 };
 
-/* Reads and checks the trace; exits 2 with FILE:LINE: reason when it is malformed. */
-static void load_trace(const char *prog, const char *argv0, vl_trace *t)
+static vl_trace trace;
+
+/* Before the device is opened: reads and checks the trace, so a malformed one is a
+ * usage error (exit 2) with FILE:LINE: reason also without a GPU. */
+static void load_trace(vl_cli *cli)
 {
     vl_trace_options opt = {0};
     char err[512];
-    if (!trace_path) {
-        fprintf(stderr, "%s: --trace FILE is required ('-' reads standard input)\n", prog);
-        exit(VL_EXIT_USAGE);
-    }
-    if (vl_trace_format_parse(format_name, &opt.format) != 0) {
-        fprintf(stderr, "%s: --format: unknown format '%s' (auto, vramlab, torch-csv, torch-pickle, rmm)\n", prog,
-                format_name);
-        exit(VL_EXIT_USAGE);
-    }
-    if (strcmp(free_at_name, "completed") == 0) opt.free_at = VL_TRACE_FREE_AT_COMPLETED;
-    else if (strcmp(free_at_name, "requested") == 0) opt.free_at = VL_TRACE_FREE_AT_REQUESTED;
-    else {
-        fprintf(stderr, "%s: --free-at: expected completed or requested, not '%s'\n", prog, free_at_name);
-        exit(VL_EXIT_USAGE);
-    }
-    int rc = vl_trace_load(trace_path, &opt, argv0, t, err, sizeof err);
-    if (rc == -1) fprintf(stderr, "%s: %s\n", prog, err);
+    if (!trace_path) vl_cli_usage_error(cli, "--trace FILE is required ('-' reads standard input)");
+    vl_trace_format_parse(format_name, &opt.format); /* a name of --format's choices */
+    opt.free_at = strcmp(free_at_name, "requested") == 0 ? VL_TRACE_FREE_AT_REQUESTED : VL_TRACE_FREE_AT_COMPLETED;
+    int rc = vl_trace_load(trace_path, &opt, cli->argv[0], &trace, err, sizeof err);
+    if (rc == -1) fprintf(stderr, "%s: %s\n", cli->prog, err);
     if (rc != 0) exit(VL_EXIT_USAGE); /* -2: the pickle converter already said why */
-    if (t->unknown_frees) fprintf(stderr, "%s: %s\n", prog, vl_trace_unknown_frees_note(t, trace_path, err, sizeof err));
+    if (trace.unknown_frees)
+        fprintf(stderr, "%s: %s\n", cli->prog, vl_trace_unknown_frees_note(&trace, trace_path, err, sizeof err));
 }
 
 static void write_trace_meta(vl_csv *csv, const vl_trace *t)
@@ -85,14 +80,8 @@ static void write_trace_meta(vl_csv *csv, const vl_trace *t)
 
 int main(int argc, char **argv)
 {
-    vl_cli pre = {.summary = def.summary, .alloc_spec = def.default_alloc, .device_spec = "cuda", .seed = 42};
-    vl_cli_parse(&pre, argc, argv, options, NULL, 0, NULL);
-    vl_trace trace;
-    load_trace(pre.prog, argv[0], &trace);
-
     vl_program p;
     vl_program_start(&p, &def, argc, argv);
-    if (p.cli.quick && passes > 2) passes = 2;
 
     int *is_default = calloc(trace.nstreams ? trace.nstreams : 1, sizeof *is_default);
     vl_bench_streams streams;
