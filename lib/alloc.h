@@ -80,12 +80,17 @@ struct vl_allocator {
 /* The backends vl_alloc_open knows (lib/alloc.c keeps the list). */
 extern const vl_alloc_backend vl_backend_raw, vl_backend_async, vl_backend_caching, vl_backend_plugin;
 
-/* Checks a SPEC (backend name, option names, types, values) without a device.
- * Returns 0 or -1 with one line in err. */
+/* Parses a SPEC once (backend name, option names, types, values; defaults filled in)
+ * without a device; the parsed form goes on to vl_alloc_open_spec. Returns 0 or -1
+ * with one line in err. */
+int vl_alloc_spec_parse(const char *spec, vl_spec *out, char *err, size_t errlen);
+/* vl_alloc_spec_parse, keeping only the verdict. */
 int vl_alloc_spec_check(const char *spec, char *err, size_t errlen);
-/* Opens an allocator on dev. NULL with one line in err; *status is VL_EXIT_USAGE
- * for a bad SPEC, VL_EXIT_SKIP when the backend needs CUDA and dev is simulated,
- * VL_EXIT_FAIL otherwise. */
+/* Opens an allocator on dev from a parsed SPEC. NULL with one line in err; *status is
+ * VL_EXIT_USAGE for options that cannot work, VL_EXIT_SKIP when the backend needs
+ * CUDA and dev is simulated, VL_EXIT_FAIL otherwise. */
+vl_allocator *vl_alloc_open_spec(const vl_spec *spec, vl_device *dev, int *status, char *err, size_t errlen);
+/* vl_alloc_spec_parse, then vl_alloc_open_spec (VL_EXIT_USAGE for a bad SPEC). */
 vl_allocator *vl_alloc_open(const char *spec, vl_device *dev, int *status, char *err, size_t errlen);
 void vl_alloc_close(vl_allocator *a);
 void vl_alloc_help(FILE *out);

@@ -261,7 +261,9 @@ void vl_cli_parse(vl_cli *cli, int argc, char **argv, const vl_cli_opt *extra,
     }
     for (size_t k = 0; cli->quick && k < nextra; k++) apply_quick(cli, &extra[k], given[k]);
     char err[512];
-    if (!cli->no_alloc && (alloc_given || cli->alloc_spec) && vl_alloc_spec_check(cli->alloc_spec, err, sizeof err) != 0)
+    if (!cli->no_alloc && (alloc_given || cli->alloc_spec) &&
+        vl_alloc_spec_parse(cli->alloc_spec, &cli->alloc, err, sizeof err) != 0)
         vl_cli_usage_error(cli, "--alloc: %s", err);
-    if (vl_device_spec_check(cli->device_spec, err, sizeof err) != 0) vl_cli_usage_error(cli, "--device: %s", err);
+    if (vl_device_spec_parse(cli->device_spec, &cli->device, err, sizeof err) != 0)
+        vl_cli_usage_error(cli, "--device: %s", err);
 }

@@ -3,11 +3,14 @@
  * Common options: --alloc SPEC, --device SPEC, -o/--output FILE, --quick, --seed N,
  * --help. A program adds its own with a vl_cli_opt table. Unknown flags and bad
  * values print one line and exit with VL_EXIT_USAGE; --help prints usage and exits 0.
- * --alloc and --device SPECs are validated here, before any device work. */
+ * --alloc and --device SPECs are parsed here once, before any device work; the parsed
+ * forms (vl_cli.alloc, vl_cli.device) go on to the opening calls. */
 #ifndef VL_CLI_H
 #define VL_CLI_H
 
 #include <stdint.h>
+
+#include "spec.h"
 
 typedef enum vl_cli_kind {
     VL_CLI_FLAG,   /* int, set to 1 */
@@ -48,6 +51,8 @@ typedef struct vl_cli {
     int quick;
     uint64_t seed;
     int no_alloc;            /* set by programs that take no --alloc (e.g. pinned_copy) */
+    vl_spec alloc;           /* alloc_spec, parsed once here (unless no_alloc) */
+    vl_spec device;          /* device_spec, parsed once here */
     int argc;
     char **argv;
 } vl_cli;
