@@ -250,7 +250,7 @@ int main(int argc, char **argv)
 {
     uint64_t max_size = 16ull << 30, resolution = 64ull << 20, memory = 0;
     const vl_cli_opt opts[] = {
-        {"memory", VL_CLI_SIZE, &memory, "working set: device memory left free (0: all; --quick: at most 4 GiB)", 0, 0x1p50},
+        VL_WORKING_SET_OPTION(&memory),
         {"max-size", VL_CLI_SIZE, &max_size, "largest tensor timed (capped at 1/4 of free memory)", 1 << 20, 0x1p42, VL_QUICK_AT_MOST, "1GiB"},
         {"fit-resolution", VL_CLI_SIZE, &resolution, "resolution of the largest-fit bisection", 1 << 20, 0x1p40},
         {NULL, 0, NULL, NULL, 0, 0},

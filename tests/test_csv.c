@@ -12,6 +12,7 @@
 #include "alloc.h"
 #include "csv.h"
 #include "runinfo.h"
+#include "support/tmpfile.h"
 
 static char *slurp(const char *path)
 {
@@ -27,10 +28,8 @@ static char *slurp(const char *path)
 static void test_layout(void **state)
 {
     (void)state;
-    char path[] = "/tmp/vl_test_csv_XXXXXX";
-    int fd = mkstemp(path);
-    assert_true(fd >= 0);
-    close(fd);
+    char path[64];
+    assert_int_equal(vl_test_tmpfile("csv", path, sizeof path), 0);
     char *argv[] = {"prog", "--alloc", "raw", "evil\nline"};
     vl_run_info ri;
     vl_run_info_fill(&ri, 4, argv, NULL, "raw");
@@ -63,10 +62,8 @@ static void test_layout(void **state)
 static void test_row_field_count(void **state)
 {
     (void)state;
-    char path[] = "/tmp/vl_test_csv_XXXXXX";
-    int fd = mkstemp(path);
-    assert_true(fd >= 0);
-    close(fd);
+    char path[64];
+    assert_int_equal(vl_test_tmpfile("csv", path, sizeof path), 0);
     char err[128];
     vl_csv *c = vl_csv_open(path, NULL, err, sizeof err);
     assert_non_null(c);

@@ -12,6 +12,7 @@
 
 #include <cmocka.h>
 
+#include "support/tmpfile.h"
 #include "trace/load.h"
 #include "trace/trace.h"
 
@@ -283,10 +284,8 @@ static void write_file(const char *path, const char *data, size_t len)
 static void test_load_one_sniff_rule(void **state)
 {
     (void)state;
-    char path[] = "/tmp/vl_test_trace_XXXXXX";
-    int fd = mkstemp(path);
-    assert_true(fd >= 0);
-    close(fd);
+    char path[64];
+    assert_int_equal(vl_test_tmpfile("trace", path, sizeof path), 0);
     char msg[1024];
     vl_trace t;
     setenv("VRAMLAB_TORCH_CONVERTER", "/nonexistent/converter", 1);
