@@ -25,10 +25,10 @@ static uint64_t class_size = UINT64_C(256) << 10;
 static int64_t samples = 20000;
 
 static const vl_cli_opt options[] = {
-    {"cached", VL_CLI_STRING, &cached_list, "cached-block counts, increasing (comma-separated; '-': skip)", 0, 0},
-    {"streams", VL_CLI_STRING, &stream_list, "stream counts, increasing (comma-separated; '-': skip)", 0, 0},
+    {"cached", VL_CLI_STRING, &cached_list, "cached-block counts, increasing (comma-separated; '-': skip)", 0, 0, VL_QUICK_DEFAULT, "1000,10000"},
+    {"streams", VL_CLI_STRING, &stream_list, "stream counts, increasing (comma-separated; '-': skip)", 0, 0, VL_QUICK_DEFAULT, "1,1000"},
     {"class-size", VL_CLI_SIZE, &class_size, "the size class of the cached blocks (its lower end)", 64 << 10, 1 << 20},
-    {"samples", VL_CLI_INT, &samples, "timed allocations per count; --quick: 2000", 100, 1e8},
+    {"samples", VL_CLI_INT, &samples, "timed allocations per count; --quick: 2000", 100, 1e8, VL_QUICK_AT_MOST, "2000"},
     {NULL},
 };
 
@@ -56,11 +56,6 @@ static size_t parse_counts(vl_cli *cli, const char *flag, const char *text, int6
 
 static void check_options(vl_cli *cli)
 {
-    if (cli->quick) {
-        if (strcmp(cached_list, "1000,10000,100000") == 0) cached_list = "1000,10000";
-        if (strcmp(stream_list, "1,1000,10000") == 0) stream_list = "1,1000";
-        samples = samples > 2000 ? 2000 : samples;
-    }
     ncached = parse_counts(cli, "cached", cached_list, cached_counts);
     nstreams = parse_counts(cli, "streams", stream_list, stream_counts);
 }
