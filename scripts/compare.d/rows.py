@@ -1,10 +1,12 @@
 #!/usr/bin/env python3
-"""rows.py RUN FILE METRIC ROW_A ROW_B: within one repeated run, one row of a CSV against
-another (e.g. PyTorch's allocator against vramlab's in torch_alloc_compare, which puts
-them in the same processes): the median and range of each over the repetitions, and the
+"""rows.py RUN METRIC FILE_A ROW_A [FILE_B] ROW_B: within one repeated run, one row of a
+CSV against another (e.g. PyTorch's allocator against vramlab's in torch_alloc_compare,
+which puts them in the same processes, or alloc_latency.async.csv against
+alloc_latency.caching.csv): the median and range of each over the repetitions, and the
 ratio B/A with its 95% interval (Hodges-Lehmann on log values over the repetitions, as
 scripts/compare does between runs). ROW_A / ROW_B: a substring that picks exactly one
-row identity (as scripts/compare prints it). Exit 2 on usage errors."""
+row identity (as scripts/compare prints it). FILE_B defaults to FILE_A. Exit 2 on usage
+errors."""
 import math
 import os
 import sys
@@ -23,16 +25,18 @@ def pick(metrics, metric, needle):
 
 
 def main(argv):
-    if len(argv) != 5:
-        print("usage: rows.py RUN FILE METRIC ROW_A ROW_B", file=sys.stderr)
+    if len(argv) not in (5, 6):
+        print("usage: rows.py RUN METRIC FILE_A ROW_A [FILE_B] ROW_B", file=sys.stderr)
         return 2
-    run_path, fname, metric, row_a, row_b = argv
+    run_path, metric, file_a, row_a = argv[:4]
+    file_b, row_b = (argv[4], argv[5]) if len(argv) == 6 else (file_a, argv[4])
     run = vlresults.Run(run_path)
-    if fname not in run.files:
-        print(f"rows: no {fname} in {run_path}", file=sys.stderr)
-        return 2
+    for fname in (file_a, file_b):
+        if fname not in run.files:
+            print(f"rows: no {fname} in {run_path}", file=sys.stderr)
+            return 2
     try:
-        a, b = pick(run.files[fname], metric, row_a), pick(run.files[fname], metric, row_b)
+        a, b = pick(run.files[file_a], metric, row_a), pick(run.files[file_b], metric, row_b)
     except ValueError as e:
         print(f"rows: {e}", file=sys.stderr)
         return 2
