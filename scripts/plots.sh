@@ -2,6 +2,8 @@
 # `make plots RUN=<run-id>`: renders results/<run-id>/plots/<program>.png from the run's
 # CSVs with plots/<program>.gp (one plot per program, one curve set per allocator).
 # Works on any machine with gnuplot, e.g. on results brought back from a GPU box.
+# For a repeated run (make bench REPEAT=N) it renders each repetition's plots, and the
+# spread of every metric over the repetitions.
 set -u
 cd "$(dirname "$0")/.."
 run=${1:-}
@@ -13,6 +15,22 @@ dir=results/$run
 [ -d "$dir" ] || dir=$run # a path works too
 [ -d "$dir" ] || { echo "plots: no results folder '$run'" >&2; exit 2; }
 command -v gnuplot >/dev/null || { echo "plots: gnuplot is not installed (apt-get install gnuplot-nox)" >&2; exit 1; }
+
+# A repeated run (rep-1/, rep-2/, ...): every repetition's plots in its own folder, and
+# at the top the spread of every metric over the repetitions (summary.csv).
+reps=$(find "$dir" -mindepth 1 -maxdepth 1 -type d -name 'rep-[0-9]*' | sort -V)
+if [ -n "$reps" ]; then
+    status=0
+    for rep in $reps; do "$0" "$rep" >/dev/null || status=1; done
+    mkdir -p "$dir/plots"
+    if [ -s "$dir/summary.csv" ]; then
+        gnuplot -e "files='$dir/summary.csv'; labels='$(echo "$reps" | wc -l)'; out='$dir/plots/spread.png'" \
+            plots/spread.gp 2>"$dir/plots/spread.log" && rm -f "$dir/plots/spread.log" ||
+            { echo "plots: plots/spread.gp failed: $(head -3 "$dir/plots/spread.log")" >&2; status=1; }
+    fi
+    echo "plots: each repetition's plots in $dir/rep-*/plots/; the spread over repetitions in $dir/plots/spread.png"
+    exit $status
+fi
 mkdir -p "$dir/plots"
 status=0 made=0
 for gp in plots/*.gp; do

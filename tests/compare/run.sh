@@ -97,6 +97,12 @@ if [ -x build/bin/replay ]; then
     for f in rep-1/manifest.csv rep-2/manifest.csv rep-1/machine.txt summary.csv; do
         [ -s "$tmp/rep/$f" ] || { echo "FAIL: bench.sh --repeat wrote no $f"; failures=$((failures + 1)); }
     done
+    if command -v gnuplot >/dev/null; then
+        check "plots of a repeated run" 0 timeout 120 scripts/plots.sh "$tmp/rep"
+        for f in plots/spread.png rep-1/plots/replay.png rep-2/plots/replay.png; do
+            [ -s "$tmp/rep/$f" ] || { echo "FAIL: plots.sh wrote no $f for a repeated run"; failures=$((failures + 1)); }
+        done
+    fi
     check "bench.sh --repeat 0" 2 scripts/bench.sh --repeat 0 --out "$tmp/rep0"
     check "ab, A/A noise on sim" 0 scripts/ab --noise --pairs 4 --only random_churn --out "$tmp/ab" "alloc=caching"
     expect "ab, A/A noise on sim" "pair 4/4 \(B A\)"
