@@ -10,18 +10,21 @@ set output out
 # Short names in the keys: 'caching_segments-expandable' -> 'expandable'.
 base(l) = strstrt(l, '.sim') ? l[1:strstrt(l, '.sim') - 1] : l
 lab(i) = (strstrt(word(labels,i), 'expandable') ? 'expandable' : base(word(labels,i))) . (strstrt(word(labels,i), '.sim') ? ' (sim)' : '')
+# Allocators often give the same share (all 0 or all 1): each one's points sit a little
+# to the side of the true backlog (log x), so that every series stays visible.
+dodge(i) = 1.3 ** (i - (nfiles + 1) / 2.0)
 set multiplot layout 1,3 title 'async_free_race: freeing memory another stream still uses'
 set key outside below font ',8' maxrows 4
 set logscale x
-set xlabel "stream B's backlog when freed [ms]"
+set xlabel "stream B's backlog when freed [ms] (allocators side by side)"
 set ylabel 'corrupted share of the new buffer (all trials)'
 set yrange [-0.05:1.05]
 share(kind) = (strcol('section') eq 'device' && strcol('role') eq kind && column('trials') > 0) ? \
     column('corrupted_elements') / (column('trials') * column('size_bytes') / 4.0) : NaN
 set title 'device: corruption'
-plot for [i=1:nfiles] word(files,i) using 'side_work_ms':(share('bad')) with points lc i pt 7 ps 1.2 \
+plot for [i=1:nfiles] word(files,i) using (column('side_work_ms') * dodge(i)):(share('bad')) with points lc i pt 7 ps 1.2 \
         title lab(i).' no dependency', \
-     for [i=1:nfiles] word(files,i) using 'side_work_ms':(share('fixed')) with points lc i pt 6 ps 1.6 \
+     for [i=1:nfiles] word(files,i) using (column('side_work_ms') * dodge(i)):(share('fixed')) with points lc i pt 6 ps 1.6 \
         title lab(i).' fixed variants'
 set title 'device: host time of the free call'
 set key outside below font ',8' maxrows 4
@@ -37,14 +40,14 @@ plot for [i=1:nfiles] word(files,i) using 'side_work_ms':(freems('no_dependency'
 unset logscale y
 set title 'host: pinned buffer refilled during its copy'
 set key outside below font ',8' maxrows 4
-set xlabel "copy's backlog [ns] (0 drawn at 1 us)"
+set xlabel "copy's backlog [ns] (0 drawn at 1 us; allocators side by side)"
 set ylabel 'corrupted share of the copied data'
 set yrange [-0.05:1.05]
 hshare(v) = (strcol('section') eq 'host' && strcol('variant') eq v && column('trials') > 0) ? \
     column('corrupted_elements') / (column('trials') * column('size_bytes') / 4.0) : NaN
 lag(x) = x > 0 ? x : 1000
-plot for [i=1:nfiles] word(files,i) using (lag(column('lag_ns'))):(hshare('host_reuse_no_wait')) with points lc i pt 7 \
+plot for [i=1:nfiles] word(files,i) using (lag(column('lag_ns')) * dodge(i)):(hshare('host_reuse_no_wait')) with points lc i pt 7 \
         title lab(i).' no wait', \
-     for [i=1:nfiles] word(files,i) using (lag(column('lag_ns'))):(hshare('host_reuse_event_sync')) with points lc i pt 6 ps 1.6 \
+     for [i=1:nfiles] word(files,i) using (lag(column('lag_ns')) * dodge(i)):(hshare('host_reuse_event_sync')) with points lc i pt 6 ps 1.6 \
         title lab(i).' event sync'
 unset multiplot
