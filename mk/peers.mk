@@ -55,3 +55,11 @@ $(PEER_RMM_SO): $(PEER_RMM_OBJ)
 	  -L$(RMM_DEPS)/librmm/lib64 -L$(RMM_DEPS)/rapids_logger/lib64 -lrmm -lrapids_logger -cudart static \
 	  -Xlinker -rpath,'$$ORIGIN/../../.deps/rmm/librmm/lib64:$$ORIGIN/../../.deps/rmm/rapids_logger/lib64' \
 	  -Xlinker -rpath,$(RMM_DEPS)/librmm/lib64:$(RMM_DEPS)/rapids_logger/lib64
+
+# A stand-in shim under both peers' names, for build/tests/test_peers (no GPU, torch
+# or RMM needed): the test points VL_PEER_DIR at build/tests/peers/.
+FAKE_PEERS := $(BUILD)/tests/peers/libvramlab_peer_torch.so $(BUILD)/tests/peers/libvramlab_peer_rmm.so
+tests: $(FAKE_PEERS)
+$(FAKE_PEERS): tests/plugins/fake_peer.c lib/peers/peer_abi.h
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) $(filter-out -MMD -MP,$(CFLAGS)) -shared $< -o $@

@@ -25,8 +25,10 @@ int vl_peer_library_path(const vl_peer_desc *d, char *path, size_t len, char *er
             return -1;
         }
         exe[n] = '\0';
-        char *bin = dirname(exe); /* BUILD/bin (or BUILD/tests) */
-        if ((size_t)snprintf(path, len, "%s/../lib/%s", bin, d->library) >= len) goto too_long;
+        char libdir[PATH_MAX + 8], resolved[PATH_MAX];
+        snprintf(libdir, sizeof libdir, "%s/../lib", dirname(exe)); /* BUILD/bin -> BUILD/lib */
+        if ((size_t)snprintf(path, len, "%s/%s", realpath(libdir, resolved) ? resolved : libdir, d->library) >= len)
+            goto too_long;
         return 0;
     }
     if ((size_t)snprintf(path, len, "%s/%s", dir, d->library) >= len) goto too_long;
