@@ -19,12 +19,13 @@ nvcc=$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)
 cuda_major=$("$nvcc" --version 2>/dev/null | sed -n 's/.*release \([0-9]*\)\..*/\1/p')
 [ -n "$cuda_major" ] || { echo "fetch-deps: no nvcc: cannot tell which librmm-cuXX to fetch" >&2; exit 1; }
 rmm_pkg=librmm-cu$cuda_major${RMM_VERSION:+==$RMM_VERSION}
-mkdir -p .deps/wheels
+wheels=$(mktemp -d) # only the unpacked tree travels: it is what `make peers` uses
+trap 'rm -rf "$wheels"' EXIT
 # Wheels are platform-specific: ask for manylinux x86_64 whatever this python is.
 python3 -m pip download --quiet --no-deps --only-binary=:all: --platform manylinux_2_28_x86_64 \
-    --python-version 3.12 --dest .deps/wheels "$rmm_pkg" rapids-logger
+    --python-version 3.12 --dest "$wheels" "$rmm_pkg" rapids-logger
 rm -rf .deps/rmm && mkdir -p .deps/rmm
-for whl in .deps/wheels/librmm_cu"$cuda_major"-*.whl .deps/wheels/rapids_logger-*.whl; do
+for whl in "$wheels"/librmm_cu"$cuda_major"-*.whl "$wheels"/rapids_logger-*.whl; do
     python3 -m zipfile -e "$whl" .deps/rmm
 done
-echo "unpacked into .deps/rmm/: $(cd .deps/wheels && ls librmm_cu"$cuda_major"-*.whl rapids_logger-*.whl | tr '\n' ' ')"
+echo "unpacked into .deps/rmm/: $(cd "$wheels" && ls librmm_cu"$cuda_major"-*.whl rapids_logger-*.whl | tr '\n' ' ')"
