@@ -7,7 +7,7 @@
 #include "exitcodes.h"
 
 static const vl_alloc_backend *const backends[] = {
-    &vl_backend_raw, &vl_backend_async, &vl_backend_caching, &vl_backend_plugin,
+    &vl_backend_raw, &vl_backend_async, &vl_backend_caching, &vl_backend_plugin, &vl_backend_torch, &vl_backend_rmm,
 };
 #define NBACKENDS (sizeof backends / sizeof backends[0])
 
@@ -21,7 +21,7 @@ static const vl_alloc_backend *find_backend(const char *name, char *err, size_t 
 {
     for (size_t i = 0; i < NBACKENDS; i++)
         if (strcmp(backends[i]->name, name) == 0) return backends[i];
-    snprintf(err, errlen, "unknown allocator '%s' (allocators: raw, async, caching, plugin; '--alloc help' lists options)", name);
+    snprintf(err, errlen, "unknown allocator '%s' (allocators: raw, async, caching, plugin, torch, rmm; '--alloc help' lists options)", name);
     return NULL;
 }
 
@@ -30,7 +30,8 @@ int vl_alloc_spec_parse(const char *spec, vl_spec *out, char *err, size_t errlen
     char name[64];
     if (vl_spec_name(spec, name, sizeof name, err, errlen) != 0) return -1;
     const vl_alloc_backend *b = find_backend(name, err, errlen);
-    return b && vl_spec_parse(spec, b->options, out, err, errlen) == 0 ? 0 : -1;
+    if (!b || vl_spec_parse(spec, b->options, out, err, errlen) != 0) return -1;
+    return b->check_spec ? b->check_spec(out, err, errlen) : 0;
 }
 
 int vl_alloc_spec_check(const char *spec, char *err, size_t errlen)
@@ -68,7 +69,7 @@ vl_allocator *vl_alloc_open_spec(const vl_spec *spec, vl_device *dev, int *statu
     snprintf(a->spec, sizeof a->spec, "%s", spec->text);
     int orc = b->open(a, spec, err, errlen);
     if (orc != 0) {
-        *status = orc == VL_OPEN_USAGE ? VL_EXIT_USAGE : VL_EXIT_FAIL;
+        *status = orc == VL_OPEN_USAGE ? VL_EXIT_USAGE : orc == VL_OPEN_SKIP ? VL_EXIT_SKIP : VL_EXIT_FAIL;
         free(a);
         return NULL;
     }
@@ -89,5 +90,6 @@ void vl_alloc_help(FILE *out)
         const vl_alloc_backend *b = backends[i];
         fprintf(out, "  %-8s %s%s\n", b->name, b->summary, b->needs_cuda ? "" : " [also on --device sim]");
         vl_spec_print_docs(out, b->options);
+        if (b->print_status) b->print_status(out);
     }
 }

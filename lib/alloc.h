@@ -4,6 +4,9 @@
  *   async    cudaMallocAsync / cudaFreeAsync pools         (lib/cuda/backend_async.c)
  *   caching  vramlab's caching allocator                   (lib/caching/backend.c)
  *   plugin   a .so with PyTorch's pluggable-allocator ABI  (lib/cuda/backend_plugin.c)
+ *   torch    PyTorch's CUDA caching allocator, a peer      (lib/cuda/backend_torch.c)
+ *   rmm      a RAPIDS RMM memory resource, a peer          (lib/cuda/backend_rmm.c)
+ * Peers are loaded from a shim library when first named (lib/cuda/peer_backend.h).
  * `--alloc help` lists them with their options and defaults.
  *
  * Contract for every backend:
@@ -31,7 +34,10 @@
 #define VL_UNKNOWN INT64_C(-1)
 
 enum { VL_OK = 0, VL_UNSUPPORTED = -2, VL_FAILED = -3 };
-enum { VL_OPEN_USAGE = -2 }; /* a backend's open: options that cannot work on this device */
+enum {
+    VL_OPEN_USAGE = -2, /* a backend's open: options that cannot work on this device */
+    VL_OPEN_SKIP = -4   /* a backend's open: what it needs is not on this machine (a peer) */
+};
 
 typedef struct vl_alloc_stats {
     int64_t requested_bytes, peak_requested_bytes;           /* sum of sizes callers asked for */
@@ -98,6 +104,11 @@ typedef struct vl_alloc_backend {
     /* 0, or -1 with one line in err; VL_OPEN_USAGE when the options cannot work on
      * this device (a usage error, exit 2, found when the allocator opens). */
     int (*open)(vl_allocator *a, const vl_spec *spec, char *err, size_t errlen);
+    /* May be NULL: rules across options that the table cannot state, checked with the
+     * parse, before any device opens. 0, or -1 with one line in err. */
+    int (*check_spec)(const vl_spec *spec, char *err, size_t errlen);
+    /* May be NULL: lines after the options in `--alloc help` (is a peer here?). */
+    void (*print_status)(FILE *out);
     void *(*alloc)(vl_allocator *a, size_t size, vl_stream s);
     void (*free)(vl_allocator *a, void *ptr, size_t size, vl_stream s);
     int (*record_use)(vl_allocator *a, void *ptr, vl_stream s);
@@ -118,7 +129,8 @@ struct vl_allocator {
 };
 
 /* The backends vl_alloc_open knows (lib/alloc.c keeps the list). */
-extern const vl_alloc_backend vl_backend_raw, vl_backend_async, vl_backend_caching, vl_backend_plugin;
+extern const vl_alloc_backend vl_backend_raw, vl_backend_async, vl_backend_caching, vl_backend_plugin, vl_backend_torch,
+    vl_backend_rmm;
 
 /* Parses a SPEC once (backend name, option names, types, values; defaults filled in)
  * without a device; the parsed form goes on to vl_alloc_open_spec. Returns 0 or -1
@@ -128,7 +140,7 @@ int vl_alloc_spec_parse(const char *spec, vl_spec *out, char *err, size_t errlen
 int vl_alloc_spec_check(const char *spec, char *err, size_t errlen);
 /* Opens an allocator on dev from a parsed SPEC. NULL with one line in err; *status is
  * VL_EXIT_USAGE for options that cannot work, VL_EXIT_SKIP when the backend needs
- * CUDA and dev is simulated, VL_EXIT_FAIL otherwise. */
+ * CUDA and dev is simulated or a peer is not available, VL_EXIT_FAIL otherwise. */
 vl_allocator *vl_alloc_open_spec(const vl_spec *spec, vl_device *dev, int *status, char *err, size_t errlen);
 /* vl_alloc_spec_parse, then vl_alloc_open_spec (VL_EXIT_USAGE for a bad SPEC). */
 vl_allocator *vl_alloc_open(const char *spec, vl_device *dev, int *status, char *err, size_t errlen);

@@ -22,7 +22,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 /* Every backend, for its option table. */
 static const vl_alloc_backend *const all_backends[] = {&vl_backend_raw, &vl_backend_async, &vl_backend_caching,
-                                                       &vl_backend_plugin};
+                                                       &vl_backend_plugin, &vl_backend_torch, &vl_backend_rmm};
 #define NBACKENDS (sizeof all_backends / sizeof all_backends[0])
 
 /* One option of every kind, a positional one first, so the fuzzer reaches every

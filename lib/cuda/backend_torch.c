@@ -1,0 +1,68 @@
+/* --alloc torch[:expandable_segments=0|1,backend=native|cudaMallocAsync]: PyTorch's
+ * CUDA allocator (c10::cuda::CUDACachingAllocator), run through the shim
+ * lib/peers/torch_shim.cpp, built by `make peers` where torch is installed. Statistics
+ * are c10's device stats. c10 reads its settings from PYTORCH_CUDA_ALLOC_CONF once,
+ * when libc10_cuda loads, so the SPEC sets that variable just before the shim loads:
+ * one torch configuration per process. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "alloc.h"
+#include "peer_backend.h"
+
+static const vl_option_doc torch_options[] = {
+    {"expandable_segments", VL_OPT_BOOL, "0", NULL, "grow segments by mapping pages (native backend only)", 0, 0},
+    {"backend", VL_OPT_ENUM, "native", "native|cudaMallocAsync", "c10's own caching allocator, or its cudaMallocAsync one", 1, 0},
+    {NULL},
+};
+
+static const vl_peer_desc torch_peer = {
+    .name = "torch",
+    .library = "libvramlab_peer_torch.so",
+    .how_to_get = "install PyTorch with CUDA for python3, then run make peers",
+};
+
+static int torch_check(const vl_spec *spec, char *err, size_t errlen)
+{
+    if (vl_spec_bool(spec, "expandable_segments") && vl_spec_choice(spec, "backend") != 0) {
+        snprintf(err, errlen, "torch: expandable_segments=1 needs backend=native");
+        return -1;
+    }
+    return 0;
+}
+
+static int torch_open(vl_allocator *a, const vl_spec *spec, char *err, size_t errlen)
+{
+    static char loaded_conf[128]; /* the settings c10 was loaded with, in this process */
+    char conf[128];
+    snprintf(conf, sizeof conf, "backend:%s,expandable_segments:%s", vl_spec_str(spec, "backend"),
+             vl_spec_bool(spec, "expandable_segments") ? "True" : "False");
+    if (loaded_conf[0] && strcmp(conf, loaded_conf) != 0) {
+        snprintf(err, errlen, "torch: this process already loaded c10 with %s; one torch setting per process", loaded_conf);
+        return VL_OPEN_USAGE;
+    }
+    setenv("PYTORCH_CUDA_ALLOC_CONF", conf, 1); /* takes precedence over PYTORCH_ALLOC_CONF */
+    vl_peer_config cfg = {.device = a->dev->ordinal, .resource = vl_spec_str(spec, "backend")};
+    int rc = vl_peer_open(a, &torch_peer, &cfg, err, errlen);
+    if (rc != VL_OPEN_SKIP) snprintf(loaded_conf, sizeof loaded_conf, "%s", conf);
+    return rc;
+}
+
+static void torch_print_status(FILE *out) { vl_peer_print_status(&torch_peer, out); }
+
+const vl_alloc_backend vl_backend_torch = {
+    .name = "torch",
+    .summary = "PyTorch's CUDA caching allocator (peer, loaded when named); stats from c10's device stats",
+    .options = torch_options,
+    .needs_cuda = 1,
+    .open = torch_open,
+    .check_spec = torch_check,
+    .print_status = torch_print_status,
+    .alloc = vl_peer_alloc,
+    .free = vl_peer_free,
+    .record_use = NULL, /* c10's recordStream needs a DataPtr, which raw_alloc has not */
+    .trim = vl_peer_trim,
+    .get_stats = vl_peer_get_stats,
+    .reset_peaks = vl_peer_reset_peaks,
+    .close = vl_peer_close,
+};
