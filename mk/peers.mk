@@ -1,7 +1,7 @@
 # Peer shims: the small C++ libraries that put PyTorch's and RAPIDS RMM's allocators
 # behind --alloc torch / --alloc rmm (lib/peers/, interface lib/peers/peer_abi.h).
 # Programs load them with dlopen when the peer is named, so they are not part of `all`
-# and nothing else links them. Each is built only where its peer is here:
+# (`make bench` builds them) and nothing else links them. Each is built only where its peer is here:
 #   make peers   build/lib/libvramlab_peer_torch.so  where python3 has torch with
 #                                                    include/ and lib/libc10_cuda.so
 #                build/lib/libvramlab_peer_rmm.so    where scripts/fetch-deps.sh has
@@ -15,6 +15,8 @@ RMM_VERSION_FILE := $(RMM_DEPS)/librmm/VERSION
 
 .PHONY: peers peer-torch peer-rmm
 peers: peer-torch peer-rmm
+# The suite runs the peers that are here (scripts/suite.d/peers.tsv); the others skip.
+bench: peers
 
 # TORCH_DIR: python3's torch folder, found as mk/torch.mk finds it.
 peer-torch:
