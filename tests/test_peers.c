@@ -50,7 +50,7 @@ static void test_torch_specs(void **state)
     (void)state;
     parses("torch");
     parses("torch:expandable_segments=1");
-    parses("torch:cudaMallocAsync");
+    refuses("torch:cudaMallocAsync", "not supported");
     parses("torch:backend=native,expandable_segments=0");
     refuses("torch:backend=jemalloc", "must be one of native|cudaMallocAsync");
     refuses("torch:expandable_segments=maybe", "not a boolean");
@@ -190,7 +190,7 @@ static void test_torch_settings_reach_c10(void **state)
     a = vl_alloc_open("torch:backend=native,expandable_segments=1", &gpu_like, &status, err, sizeof err);
     assert_non_null(a);
     vl_alloc_close(a);
-    assert_null(vl_alloc_open("torch:cudaMallocAsync", &gpu_like, &status, err, sizeof err));
+    assert_null(vl_alloc_open("torch:expandable_segments=0", &gpu_like, &status, err, sizeof err));
     assert_int_equal(status, VL_EXIT_USAGE);
     assert_non_null(strstr(err, "one torch setting per process"));
 }

@@ -41,12 +41,15 @@ namespace {
 int64_t pair_samples = 2000, churn_ops = 1000000, warmup_ops = 200000, slots = 10000, batch = 100;
 
 const vl_cli_opt options[] = {
-    {"pair-samples", VL_CLI_INT, &pair_samples, "samples per size in the pair test; --quick: 200", 10, 1e8},
-    {"churn-ops", VL_CLI_INT, &churn_ops, "timed churn operations; --quick: 100000", 1000, 1e10},
-    {"warmup-ops", VL_CLI_INT, &warmup_ops, "untimed churn operations first; --quick: 20000", 0, 1e10},
-    {"slots", VL_CLI_INT, &slots, "churn slots (at most this many live blocks)", 1, 1e7},
-    {"batch", VL_CLI_INT, &batch, "operations per timed sample", 1, 1e6},
-    {NULL, VL_CLI_FLAG, NULL, NULL, 0, 0},
+    {"pair-samples", VL_CLI_INT, &pair_samples, "samples per size in the pair test; --quick: 200", 10, 1e8,
+     VL_QUICK_AT_MOST, "200", NULL},
+    {"churn-ops", VL_CLI_INT, &churn_ops, "timed churn operations; --quick: 100000", 1000, 1e10, VL_QUICK_AT_MOST,
+     "100000", NULL},
+    {"warmup-ops", VL_CLI_INT, &warmup_ops, "untimed churn operations first; --quick: 20000", 0, 1e10,
+     VL_QUICK_AT_MOST, "20000", NULL},
+    {"slots", VL_CLI_INT, &slots, "churn slots (at most this many live blocks)", 1, 1e7, VL_QUICK_KEEP, NULL, NULL},
+    {"batch", VL_CLI_INT, &batch, "operations per timed sample", 1, 1e6, VL_QUICK_KEEP, NULL, NULL},
+    {NULL, VL_CLI_FLAG, NULL, NULL, 0, 0, VL_QUICK_KEEP, NULL, NULL},
 };
 
 const vl_program_def def = {
@@ -200,11 +203,6 @@ int main(int argc, char **argv)
 {
     vl_program p;
     vl_program_start(&p, &def, argc, argv);
-    if (p.cli.quick) {
-        pair_samples = pair_samples > 200 ? 200 : pair_samples;
-        churn_ops = churn_ops > 100000 ? 100000 : churn_ops;
-        warmup_ops = warmup_ops > 20000 ? 20000 : warmup_ops;
-    }
 
     // The op sequence of the churn test, drawn once.
     vl_rng rng;

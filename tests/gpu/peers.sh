@@ -26,7 +26,7 @@ fi
 grep -E '^peer-(torch|rmm): skipped' "$out/build.log"
 build/bin/alloc_latency --alloc help | grep -A0 -E '^  (torch|rmm) |peer library' | tee "$out/alloc-help.txt"
 
-read -r -a specs <<<"${PEER_SPECS:-torch torch:expandable_segments=1 torch:cudaMallocAsync rmm:pool rmm:async rmm:binning rmm:arena}"
+read -r -a specs <<<"${PEER_SPECS:-torch torch:expandable_segments=1 rmm:pool rmm:async rmm:binning rmm:arena}"
 programs=(alloc_latency random_churn fragmentation_churn)
 # Where the peer keeps no reserved counter the field is rightly empty: RMM's arena.
 no_reserved_expected() { [ "$1" = rmm:arena ]; }
