@@ -41,13 +41,18 @@ typedef struct vl_cpool {
     struct vl_cstream *stream;
     int small;
     struct vl_csegment *ranges; /* segments=expandable: this pool's VA ranges (via pool_next), or NULL */
+    /* segments=expandable: the UNMAPPED blocks of this pool's ranges, by size (a second
+     * vl_bins; allocated with the pool's first range, NULL before). Placement finds the
+     * smallest hole that fits in O(log n) instead of walking every hole. */
+    vl_bins *holes;
 } vl_cpool;
 
 /* A segment: classic = one mem_alloc; expandable = one va_reserve whose chunks are mapped
  * on demand. Invariant: mapped_bytes == size for classic; for expandable it is the sum
  * of its non-UNMAPPED blocks, made of mapped_chunks whole chunks, and the segment is on
  * its pool's `ranges` list (a pool opens a further range when a request fits no unmapped
- * space of the ones it has: segments_expandable.c). */
+ * space of the ones it has: segments_expandable.c). mapped_bytes includes RETIRING
+ * blocks (still mapped until their event completes). */
 typedef struct vl_csegment {
     uintptr_t base;
     size_t size;
@@ -58,7 +63,6 @@ typedef struct vl_csegment {
     int expandable;
     vl_cpool *pool;
     vl_cblock *first;          /* lowest-address block */
-    vl_cblock *unmapped;       /* expandable: list of UNMAPPED blocks (via unmapped_next/unmapped_prev) */
     struct vl_csegment *prev, *next; /* the allocator's segment list */
     struct vl_csegment *pool_next;   /* expandable: the pool's next range */
 } vl_csegment;
@@ -79,11 +83,29 @@ typedef struct vl_cpending {
     struct vl_cpending *next;
 } vl_cpending;
 
+/* A retire batch (release.c): RETIRING blocks (via retire_next) that one event, recorded
+ * on the stream whose pools hold them, covers. From the node slab. */
+typedef struct vl_cretire {
+    vl_event event;
+    vl_cblock *blocks;
+    struct vl_cretire *next;
+} vl_cretire;
+
+/* Physical memory kept unmapped for the next map of a chunk of the same size (release.c).
+ * From the node slab. */
+typedef struct vl_cspare {
+    vl_phys phys;
+    size_t size;
+    struct vl_cspare *next;
+} vl_cspare;
+
+#define VL_SPARE_CLASSES 64 /* one list per power-of-two chunk size */
+
 /* Per-stream byte counts drive expandable reclaim (segments_expandable.c): a stream
  * gives back its own free chunks once its reserved passes (1 + reclaim) x its peak
  * allocated, and takes other streams' only under device memory pressure. Invariants:
  * allocated = sum of its ALLOCATED blocks' sizes; reserved = mapped bytes of its pools'
- * expandable ranges (0 in classic mode); peak_allocated >= allocated, the stream's
+ * expandable ranges minus their RETIRING blocks (on their way out; 0 in classic mode); peak_allocated >= allocated, the stream's
  * high-water mark since it was first seen (reset_peaks leaves it: reclaim's cap). */
 typedef struct vl_cstream {
     vl_stream handle;
@@ -119,6 +141,15 @@ typedef struct vl_caching {
     size_t npending;               /* vl_cpending nodes in all FIFOs */
     vl_alloc_stats st;             /* kept current except inactive_split/largest_free (stats.c) */
     int64_t whole_free_bytes;      /* FREE blocks that span a whole segment */
+    /* Stream-ordered release (release.c). Invariants: the batches (retire_head..tail,
+     * FIFO) hold every RETIRING block once, retiring_bytes is their sum; spares[k] holds
+     * kept memory of size 2^k, spare_bytes their sum; st.reserved_bytes = mapped bytes
+     * of all segments + spare_bytes. allocated_high_water never drops (the spares' cap). */
+    vl_cretire *retire_head, *retire_tail;
+    int64_t retiring_bytes;
+    vl_cspare *spares[VL_SPARE_CLASSES];
+    int64_t spare_bytes;
+    int64_t allocated_high_water;
     char last_oom[1024];           /* the last OOM report ("" if none) */
     /* The last failure other than an OOM (caching.h: VL_CACHING_ERR_*; 0: none since
      * open) and its one line. Every path that fails leaves the state consistent: the
@@ -180,6 +211,35 @@ vl_cblock *vl_expandable_grow(vl_caching *c, vl_cpool *p, size_t rounded, int *r
 /* Unmaps every whole chunk inside FREE blocks; releases fully unmapped ranges. */
 size_t vl_expandable_release_free(vl_caching *c);
 void vl_expandable_destroy(vl_caching *c, vl_csegment *s); /* close: unmap and release all */
+
+/* segments_expandable.c, for release.c: unmaps the RETIRING block b whose event
+ * completed (keep: its memory becomes spare), making it UNMAPPED (merged with UNMAPPED
+ * neighbours); a refused unmap leaves the rest FREE (recorded). */
+void vl_expandable_finish_retire(vl_caching *c, vl_cblock *b, int keep);
+/* Device memory a mapping of `bytes` could still get: 0 when it can never fit. */
+int vl_expandable_could_fit(vl_caching *c, size_t bytes);
+
+/* release.c: stream-ordered release of expandable chunks. */
+/* Queues the RETIRING blocks `list` behind one event recorded on st (alive: the caller
+ * allocates on it now); without an event, waits for the device and unmaps them now. */
+void vl_release_queue(vl_caching *c, vl_cstream *st, vl_cblock *list);
+/* Unmaps the blocks of batches whose events completed, oldest first; all = 1: every
+ * batch (the caller synchronized the device), their memory given back, not kept. */
+void vl_release_process(vl_caching *c, int all);
+/* Maps one chunk at addr, with spare memory of that size when there is some; counts
+ * its bytes in reserved (not in segments / device_allocs: the caller counts the map
+ * calls of a mapping that succeeded as a whole). */
+int vl_release_map_chunk(vl_caching *c, uintptr_t addr, size_t size);
+/* Unmaps one chunk whose work is known complete; keep: its memory becomes spare.
+ * Counts one segment less and one device free. */
+int vl_release_unmap_chunk(vl_caching *c, uintptr_t addr, size_t size, int keep);
+/* Gives spare memory back to the device until reserved <= target (0: all of it). */
+void vl_release_spares(vl_caching *c, int64_t target);
+/* The spares' cap: (1 + reclaim) x the allocated high-water mark. */
+int64_t vl_release_spare_cap(const vl_caching *c);
+/* Waits for the device and completes every batch, spares given back (trim, close,
+ * memory pressure: where waiting is the point). */
+void vl_release_drain(vl_caching *c);
 
 /* events.c */
 int vl_caching_record_use(vl_caching *c, void *ptr, vl_stream s);

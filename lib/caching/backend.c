@@ -168,6 +168,7 @@ static void caching_close(vl_allocator *a)
     if (!c) return;
     vl_lock_acquire(&c->lock);
     vl_caching_process_events(c, 1);
+    vl_release_drain(c); /* every retire batch unmapped, kept memory given back */
     if (c->table.count)
         fprintf(stderr, "caching: %zu blocks (%lld bytes) still allocated at close; their segments are released\n",
                 c->table.count, (long long)c->st.allocated_bytes);
@@ -182,7 +183,10 @@ static void caching_close(vl_allocator *a)
             free(s);
         }
     }
-    for (size_t i = 0; i < c->nstreams; i++) free(c->streams[i]);
+    for (size_t i = 0; i < c->nstreams; i++) {
+        for (int k = 0; k < 2; k++) free(c->streams[i]->pools[k].holes);
+        free(c->streams[i]);
+    }
     free(c->streams);
     vl_slab_destroy(&c->blocks);
     vl_slab_destroy(&c->nodes);

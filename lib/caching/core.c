@@ -166,6 +166,7 @@ void *vl_caching_alloc(vl_caching *c, size_t size, vl_stream s)
     if (size == 0) return NULL;
     c->st.allocs++;
     if (c->npending) vl_caching_process_events(c, 0);
+    if (c->retire_head) vl_release_process(c, 0);
     size_t rounded = size <= VL_CACHING_MAX_REQUEST ? vl_caching_round_size(size, c->cfg.roundup_div) : size;
     vl_cstream *st = vl_caching_stream(c, s);
     if (!st) {
@@ -210,6 +211,7 @@ void *vl_caching_alloc(vl_caching *c, size_t size, vl_stream s)
     b->requested = size;
     vl_stat_add(&c->st.requested_bytes, &c->st.peak_requested_bytes, (int64_t)size);
     vl_stat_add(&c->st.allocated_bytes, &c->st.peak_allocated_bytes, (int64_t)b->size);
+    if (c->st.allocated_bytes > c->allocated_high_water) c->allocated_high_water = c->st.allocated_bytes;
     vl_stat_add(&st->allocated, &st->peak_allocated, (int64_t)b->size);
     vl_stat_add(&c->st.active_bytes, &c->st.peak_active_bytes, (int64_t)b->size);
     vl_caching_stats_touch(c);
