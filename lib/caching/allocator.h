@@ -188,6 +188,9 @@ static inline void vl_caching_fail_host(vl_caching *c, const char *what)
 {
     vl_caching_fail(c, VL_CACHING_ERR_HOST_MEMORY, what, 0);
 }
+/* Merges b with its FREE neighbours into a FREE block that is in no bins (detached:
+ * the caller hands it out at once); returns it. */
+vl_cblock *vl_caching_coalesce(vl_caching *c, vl_cblock *b);
 /* Makes b FREE: coalesces with FREE neighbours, puts the result in its pool's bins. */
 vl_cblock *vl_caching_release_block(vl_caching *c, vl_cblock *b);
 void *vl_caching_alloc(vl_caching *c, size_t size, vl_stream s);
@@ -206,7 +209,8 @@ vl_csegment *vl_segment_new(vl_caching *c, vl_cpool *p, uintptr_t base, size_t s
 void vl_segment_link(vl_caching *c, vl_csegment *s);
 void vl_segment_unlink(vl_caching *c, vl_csegment *s);
 
-/* segments_expandable.c (grow: as vl_classic_grow) */
+/* segments_expandable.c (grow: as vl_classic_grow, but the block is detached: FREE,
+ * coalesced, in no bins; vl_caching_alloc hands it out at once) */
 vl_cblock *vl_expandable_grow(vl_caching *c, vl_cpool *p, size_t rounded, int *rc);
 /* Unmaps every whole chunk inside FREE blocks; releases fully unmapped ranges. */
 size_t vl_expandable_release_free(vl_caching *c);

@@ -87,12 +87,14 @@ static vl_cblock *find_fit(vl_caching *c, vl_cpool *p, size_t rounded)
     return best;
 }
 
-/* Takes `rounded` bytes from the FREE block b; the remainder, if the split rules allow,
- * stays cached as a FREE block of its own. Its neighbours are not FREE (b was
- * coalesced), so the remainder needs no coalescing. */
-static void take(vl_caching *c, vl_cpool *p, vl_cblock *b, size_t rounded)
+/* Takes `rounded` bytes from the FREE block b (in its bins, or detached: fresh from an
+ * expandable mapping, never inserted, which saves a treap insert and removal per
+ * growth); the remainder, if the split rules allow, stays cached as a FREE block of its
+ * own. Its neighbours are not FREE (b was coalesced), so the remainder needs no
+ * coalescing. */
+static void take(vl_caching *c, vl_cpool *p, vl_cblock *b, size_t rounded, int detached)
 {
-    vl_free_remove(c, b);
+    if (!detached) vl_free_remove(c, b);
     vl_cblock *rest;
     /* Without a header for the remainder the block is handed out whole: wasteful, not wrong. */
     if (vl_caching_should_split(b->size, rounded, p->small, b->seg->expandable, c->cfg.max_split) &&
@@ -117,6 +119,24 @@ void vl_block_absorb_next(vl_caching *c, vl_cblock *b)
     b->next = next->next;
     if (next->next) next->next->prev = b;
     vl_slab_put(&c->blocks, next);
+}
+
+vl_cblock *vl_caching_coalesce(vl_caching *c, vl_cblock *b)
+{
+    vl_cblock *prev = b->prev, *next = b->next;
+    if (prev && prev->state == VL_CB_FREE) {
+        vl_free_remove(c, prev);
+        vl_block_absorb_next(c, prev);
+        b = prev;
+    }
+    if (next && next->state == VL_CB_FREE) {
+        vl_free_remove(c, next);
+        vl_block_absorb_next(c, b);
+    }
+    b->pending_events = 0;
+    b->state = VL_CB_FREE;
+    b->whole = 0;
+    return b;
 }
 
 vl_cblock *vl_caching_release_block(vl_caching *c, vl_cblock *b)
@@ -151,8 +171,9 @@ static vl_cblock *cached_fit(vl_caching *c, vl_cstream *st, vl_cpool **pp, size_
     return b;
 }
 
-static vl_cblock *grow(vl_caching *c, vl_cpool *p, size_t rounded, int *rc)
+static vl_cblock *grow(vl_caching *c, vl_cpool *p, size_t rounded, int *rc, int *detached)
 {
+    *detached = c->cfg.expandable;
     return c->cfg.expandable ? vl_expandable_grow(c, p, rounded, rc) : vl_classic_grow(c, p, rounded, rc);
 }
 
@@ -176,13 +197,13 @@ void *vl_caching_alloc(vl_caching *c, size_t size, vl_stream s)
     vl_cpool *p = &st->pools[vl_caching_is_small(rounded) ? 0 : 1];
 
     vl_cblock *b = NULL;
-    int rc = VL_DEV_OK;
+    int rc = VL_DEV_OK, detached = 0;
     /* A request larger than the whole device can never be served: refuse it at once
      * (an expandable range would otherwise map chunk after chunk up to the capacity,
      * then unmap them all: 114 s for 101 TiB on a 100 TiB sim device). */
     if (size <= VL_CACHING_MAX_REQUEST && rounded <= c->dev->total_bytes) {
         b = cached_fit(c, st, &p, rounded);
-        if (!b) b = grow(c, p, rounded, &rc);
+        if (!b) b = grow(c, p, rounded, &rc, &detached);
         if (!b && rc == VL_DEV_ERROR) {
             c->st.ooms++; /* a device or host failure, recorded; flushing would not help */
             return NULL;
@@ -193,7 +214,7 @@ void *vl_caching_alloc(vl_caching *c, size_t size, vl_stream s)
             vl_caching_process_events(c, 1);
             release_cache(c);
             b = cached_fit(c, st, &p, rounded);
-            if (!b) b = grow(c, p, rounded, &rc);
+            if (!b) b = grow(c, p, rounded, &rc, &detached);
         }
     }
     if (!b) {
@@ -201,7 +222,7 @@ void *vl_caching_alloc(vl_caching *c, size_t size, vl_stream s)
         vl_caching_oom_report(c, size, rounded, s);
         return NULL;
     }
-    take(c, p, b, rounded);
+    take(c, p, b, rounded, detached);
     if (vl_addrmap_insert(&c->table, b->addr, (uint64_t)(uintptr_t)b) != 0) {
         vl_caching_fail_host(c, "host allocation of the pointer table");
         vl_caching_release_block(c, b); /* back to the cache, merged with its remainder */

@@ -54,7 +54,7 @@ static uintptr_t chunk_ceil(const vl_csegment *s, uintptr_t a)
 }
 
 /* How many of the pool's largest free blocks placement probes for a hole next to them. */
-#define VL_FRONTIER_PROBES 16
+#define VL_FRONTIER_PROBES 4
 
 static void unmapped_add(vl_csegment *s, vl_cblock *b)
 {
@@ -392,7 +392,7 @@ vl_cblock *vl_expandable_grow(vl_caching *c, vl_cpool *p, size_t rounded, int *r
         unmapped_add(s, insert_after(s, u, pieces[used++], best_lo + best_bytes, end - best_lo - best_bytes));
     u->addr = best_lo;
     u->size = best_bytes;
-    return vl_caching_release_block(c, u);
+    return vl_caching_coalesce(c, u);
 }
 
 /* Makes b (not in the holes) UNMAPPED, merged with UNMAPPED neighbours, and puts the
