@@ -31,8 +31,9 @@ static const vl_option_doc caching_options[] = {
      "calls while growing but strand more free memory in partly used chunks", 0, 0},
     {"reclaim", VL_OPT_DOUBLE, "0.01", NULL,
      "expandable: let a stream's reserved grow to (1 + this) x its peak allocated; past that, "
-     "unmap its own wholly free chunks before mapping more (other streams' only when the device "
-     "is out of memory: on a GPU each unmap waits for the owning stream); "
+     "unmap its own wholly free chunks before mapping more, once an event recorded on it says "
+     "their work completed (no waiting; their memory is kept for the next map, up to this cap), "
+     "other streams' only when the device is out of memory (after waiting for it); "
      "-1: unmap only on trim and under memory pressure, like PyTorch", 0, 0},
     {"oom_report", VL_OPT_BOOL, "0", NULL, "print a PyTorch-style report to stderr on every OOM", 0, 0},
     {NULL, 0, NULL, NULL, NULL, 0, 0},
