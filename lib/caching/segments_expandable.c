@@ -511,31 +511,35 @@ static int release_range(vl_caching *c, vl_csegment *s, int force)
 size_t vl_expandable_release_free(vl_caching *c)
 {
     int any = 0;
-    for (vl_csegment *s = c->segments; s && !any; s = s->next) any = s->expandable;
+    for (size_t i = 0; i < c->nstreams && !any; i++) any = c->streams[i]->pools[0].ranges || c->streams[i]->pools[1].ranges;
     if (!any) return 0;
     /* Trim and the flush after an OOM: wait for the device once (the point here), then
-     * every free chunk can go at once. */
+     * every free chunk can go at once. Free blocks are found through the bins (classes
+     * that can hold a chunk), not by walking every block. */
     int64_t before = c->st.reserved_bytes;
     int rc = c->dev->ops->synchronize(c->dev);
     if (rc != VL_DEV_OK) vl_caching_fail(c, VL_CACHING_ERR_DEVICE, "synchronize", rc);
     vl_release_process(c, 1);
     vl_release_spares(c, 0);
-    for (vl_csegment *s = c->segments, *next; s; s = next) {
-        next = s->next;
-        if (!s->expandable) continue;
-        for (vl_cblock *b = s->first; b; b = b->next) {
-            if (b->state != VL_CB_FREE) continue;
-            size_t released = 0;
-            vl_cblock *list = NULL, *right;
-            vl_cblock *r = retire_free_block(c, s, b, SIZE_MAX, &released, &list, &right);
-            if (r) b = finish_retire(c, r, 0);
+    for (size_t i = 0; i < c->nstreams; i++) {
+        vl_cstream *st = c->streams[i];
+        size_t released = 0;
+        vl_cblock *list = NULL;
+        reclaim_stream(c, st, SIZE_MAX, NULL, NULL, &released, &list);
+        for (vl_cblock *b = list, *next; b; b = next) {
+            next = b->retire_next;
+            vl_expandable_finish_retire(c, b, 0);
         }
-        if (s->mapped_bytes == 0) {
-            /* Nothing mapped: one UNMAPPED block spans the range (they merge). */
-            vl_cblock *whole = s->first;
-            unmapped_remove(s, whole);
-            if (release_range(c, s, 0) == 0) vl_slab_put(&c->blocks, whole);
-            else unmapped_add(s, whole);
+        for (int k = 0; k < 2; k++) {
+            for (vl_csegment *s = st->pools[k].ranges, *next; s; s = next) {
+                next = s->pool_next;
+                if (s->mapped_bytes != 0) continue;
+                /* Nothing mapped: one UNMAPPED block spans the range (they merge). */
+                vl_cblock *whole = s->first;
+                unmapped_remove(s, whole);
+                if (release_range(c, s, 0) == 0) vl_slab_put(&c->blocks, whole);
+                else unmapped_add(s, whole);
+            }
         }
     }
     return (size_t)(before - c->st.reserved_bytes);
