@@ -65,6 +65,8 @@ typedef struct vl_csegment {
     vl_cblock *first;          /* lowest-address block */
     struct vl_csegment *prev, *next; /* the allocator's segment list */
     struct vl_csegment *pool_next;   /* expandable: the pool's next range */
+    uint64_t serial;                 /* classic: creation order (gc releases the oldest first) */
+    size_t idle_at;                  /* classic: 1 + its index in the idle heap, 0 when not there */
 } vl_csegment;
 
 /* A stream that used another stream's block (record_use): one node per block and
@@ -138,6 +140,14 @@ typedef struct vl_caching {
     vl_cstream *last_stream;       /* lookup cache: most programs use one stream */
     vl_cstream *waiting_streams;   /* streams whose pending FIFO is non-empty (via next_waiting) */
     vl_csegment *segments;         /* all segments, newest first */
+    /* Classic segments that are one FREE block ("idle"), in a binary min-heap by serial,
+     * so gc and flushes release the oldest first without walking every segment.
+     * Invariants: a classic segment is in the heap iff its only block is FREE; its
+     * idle_at is its index + 1; idle_cap >= the number of classic segments (reserved
+     * when a segment is made, so the FREE transitions never allocate). */
+    vl_csegment **idle;
+    size_t nidle, idle_cap, nclassic;
+    uint64_t next_serial;
     size_t npending;               /* vl_cpending nodes in all FIFOs */
     vl_alloc_stats st;             /* kept current except inactive_split/largest_free (stats.c) */
     int64_t whole_free_bytes;      /* FREE blocks that span a whole segment */
@@ -159,18 +169,28 @@ typedef struct vl_caching {
     char last_error_text[256];
 } vl_caching;
 
+/* segments_classic.c: the idle heap (vl_caching.idle). */
+void vl_classic_idle_add(vl_caching *c, struct vl_csegment *s);
+void vl_classic_idle_remove(vl_caching *c, struct vl_csegment *s);
+
 /* FREE-state transitions; `whole` remembers whether the block was counted as a whole
  * free segment, so removal undoes exactly what insertion did. */
 static inline void vl_free_insert(vl_caching *c, vl_cblock *b)
 {
     b->state = VL_CB_FREE;
     b->whole = !b->prev && !b->next;
-    if (b->whole) c->whole_free_bytes += (int64_t)b->size;
+    if (b->whole) {
+        c->whole_free_bytes += (int64_t)b->size;
+        if (!b->seg->expandable) vl_classic_idle_add(c, b->seg);
+    }
     vl_bins_insert(&b->seg->pool->bins, b);
 }
 static inline void vl_free_remove(vl_caching *c, vl_cblock *b)
 {
-    if (b->whole) c->whole_free_bytes -= (int64_t)b->size;
+    if (b->whole) {
+        c->whole_free_bytes -= (int64_t)b->size;
+        if (!b->seg->expandable) vl_classic_idle_remove(c, b->seg);
+    }
     b->whole = 0;
     vl_bins_remove(&b->seg->pool->bins, b);
 }

@@ -184,6 +184,7 @@ static void caching_close(vl_allocator *a)
             free(s);
         }
     }
+    free(c->idle);
     for (size_t i = 0; i < c->nstreams; i++) {
         for (int k = 0; k < 2; k++) free(c->streams[i]->pools[k].holes);
         free(c->streams[i]);

@@ -169,7 +169,7 @@ static int check_pool(const vl_cpool *p, char *err, size_t errlen)
 int vl_caching_check_locked(vl_caching *c, char *err, size_t errlen)
 {
     int64_t sums[8] = {0};
-    size_t free_blocks_in_segments = 0, header_count = 0;
+    size_t free_blocks_in_segments = 0, header_count = 0, idle_count = 0, classic = 0;
     int64_t segment_count = 0;
     for (vl_csegment *s = c->segments; s; s = s->next) {
         if (check_segment(c, s, sums, err, errlen) != 0) return -1;
@@ -179,7 +179,19 @@ int vl_caching_check_locked(vl_caching *c, char *err, size_t errlen)
             if (b->state == VL_CB_RETIRING) header_count++; /* its spare header (block.h) */
         }
         segment_count += s->expandable ? (int64_t)s->mapped_chunks : 1;
+        if (!s->expandable) {
+            int idle = s->first->state == VL_CB_FREE && !s->first->next;
+            classic++;
+            idle_count += idle;
+            CHECK(idle == (s->idle_at != 0), "segment %#" PRIxPTR ": idle %d but heap index %zu", s->base, idle, s->idle_at);
+            CHECK(!idle || (s->idle_at <= c->nidle && c->idle[s->idle_at - 1] == s), "segment %#" PRIxPTR ": wrong heap slot", s->base);
+        }
     }
+    CHECK(idle_count == c->nidle && classic == c->nclassic && c->nclassic <= c->idle_cap,
+          "idle heap: %zu idle segments, heap holds %zu; %zu classic segments, counter %zu, room %zu", idle_count,
+          c->nidle, classic, c->nclassic, c->idle_cap);
+    for (size_t i = 1; i < c->nidle; i++)
+        CHECK(c->idle[(i - 1) / 2]->serial <= c->idle[i]->serial, "idle heap order broken at %zu", i);
     size_t free_blocks_in_bins = 0, pending_nodes = 0, holes = 0;
     for (size_t i = 0; i < c->nstreams; i++) {
         vl_cstream *st = c->streams[i];
