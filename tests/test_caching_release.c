@@ -173,6 +173,28 @@ static void test_kept_memory_release_may_fail(void **state)
     close_both(d, a); /* trim gives it back */
 }
 
+/* A failed growth, then the flush after it frees a PENDING block that serves the retry
+ * from the cache: that block must come out of its bins (only a fresh mapping is handed
+ * out without ever being in them). The property test found this. */
+static void test_cached_block_after_a_failed_growth(void **state)
+{
+    (void)state;
+    vl_device *d = sim_open("sim:capacity=64MiB,events=manual");
+    vl_allocator *a = caching_open(d, "caching:segments=expandable");
+    void *x = vl_allocate(a, 1280 * KiB, S(1)), *y = vl_allocate(a, 1280 * KiB, S(1));
+    assert_int_equal(vl_record_use(a, x, S(2)), VL_OK);
+    vl_deallocate(a, x, 0, S(1)); /* PENDING: S(2) may still use it */
+    void *fill = vl_allocate(a, 64 * MiB - 2560 * KiB, S(1)); /* the device is full */
+    assert_non_null(fill);
+    void *again = vl_allocate(a, 1280 * KiB, S(1)); /* no memory: flush, x completes, reused */
+    assert_ptr_equal(again, x);
+    assert_consistent(a);
+    vl_deallocate(a, again, 0, S(1));
+    vl_deallocate(a, y, 0, S(1));
+    vl_deallocate(a, fill, 0, S(1));
+    close_both(d, a);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -181,6 +203,7 @@ int main(void)
         cmocka_unit_test(test_kept_memory_is_mapped_again),
         cmocka_unit_test(test_request_that_cannot_fit_maps_nothing),
         cmocka_unit_test(test_kept_memory_release_may_fail),
+        cmocka_unit_test(test_cached_block_after_a_failed_growth),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

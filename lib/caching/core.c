@@ -171,10 +171,13 @@ static vl_cblock *cached_fit(vl_caching *c, vl_cstream *st, vl_cpool **pp, size_
     return b;
 }
 
+/* *detached: the block is in no bins (expandable's fresh mappings); set only for the
+ * block returned, so a cached block found after a failed growth is taken out of its bins. */
 static vl_cblock *grow(vl_caching *c, vl_cpool *p, size_t rounded, int *rc, int *detached)
 {
-    *detached = c->cfg.expandable;
-    return c->cfg.expandable ? vl_expandable_grow(c, p, rounded, rc) : vl_classic_grow(c, p, rounded, rc);
+    vl_cblock *b = c->cfg.expandable ? vl_expandable_grow(c, p, rounded, rc) : vl_classic_grow(c, p, rounded, rc);
+    *detached = b && c->cfg.expandable;
+    return b;
 }
 
 static size_t release_cache(vl_caching *c)
