@@ -54,7 +54,7 @@ static uintptr_t chunk_ceil(const vl_csegment *s, uintptr_t a)
 }
 
 /* How many of the pool's largest free blocks placement probes for a hole next to them. */
-#define VL_FRONTIER_PROBES 4
+#define VL_FRONTIER_PROBES 8
 
 static void unmapped_add(vl_csegment *s, vl_cblock *b)
 {
@@ -267,8 +267,9 @@ static void consider_hole(const vl_cblock *hole, size_t rounded, placement *best
 }
 
 /* The best placement among: the holes next to the pool's VL_FRONTIER_PROBES largest
- * free blocks (a hole extending a large free block maps the fewest bytes), and the
- * smallest hole that holds the request alone. O(log n) per probe. */
+ * free blocks (a hole extending a large free block maps the fewest bytes), the
+ * VL_FRONTIER_PROBES largest holes no larger than the request (joined with FREE
+ * neighbours), and the smallest hole that holds the request alone. O(log n) per probe. */
 static void find_placement(const vl_cpool *p, size_t rounded, placement *best)
 {
     int probes = 0;
@@ -280,7 +281,16 @@ static void find_placement(const vl_cpool *p, size_t rounded, placement *best)
             if (b->prev && b->prev->state == VL_CB_UNMAPPED) consider_hole(b->prev, rounded, best);
         }
     }
+    /* The largest holes up to the request's size: with FREE blocks on both sides (what
+     * reclaim leaves: the chunks it unmapped, a remainder either side) they are joined. */
     unsigned i = vl_bin_index(rounded);
+    probes = 0;
+    for (int j = vl_bins_prev_nonempty(p->holes, i + 1); j >= 0 && probes < VL_FRONTIER_PROBES;
+         j = vl_bins_prev_nonempty(p->holes, (unsigned)j)) {
+        for (vl_cblock *h = vl_bins_last(p->holes, (unsigned)j); h && probes < VL_FRONTIER_PROBES;
+             h = vl_bins_before(p->holes, (unsigned)j, h->size, h->addr), probes++)
+            consider_hole(h, rounded, best);
+    }
     vl_cblock *h = vl_bins_fit_in_class(p->holes, i, rounded);
     if (!h) {
         int j = vl_bins_next_nonempty(p->holes, i);
