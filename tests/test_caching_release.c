@@ -12,17 +12,6 @@
  * Every test ends with the invariant check and with the device holding nothing. */
 #include "test_caching_helpers.h"
 
-static void close_both(vl_device *d, vl_allocator *a)
-{
-    assert_consistent(a);
-    vl_sim_complete_all(d);
-    vl_trim(a);
-    assert_int_equal(stats_of(a).reserved_bytes, 0);
-    assert_int_equal(vl_sim_used_bytes(d), 0);
-    vl_alloc_close(a);
-    vl_device_close(d);
-}
-
 /* Every 2 MiB chunk of [p, p+bytes) mapped (1) / none of them (0) / a mix (-1). */
 static int chunks_mapped(vl_device *d, void *p, size_t bytes)
 {
@@ -74,7 +63,7 @@ static void test_retired_chunks_stay_mapped_until_their_event_completes(void **s
     vl_sim_fail_nth(d, VL_SIM_SYNCHRONIZE, 0);
     vl_deallocate(a, y, 0, S(1));
     vl_deallocate(a, z, 0, S(1));
-    close_both(d, a);
+    close_all_returned(d, a);
 }
 
 static void test_record_use_streams_hold_chunks_back_too(void **state)
@@ -107,7 +96,7 @@ static void test_record_use_streams_hold_chunks_back_too(void **state)
     vl_deallocate(a, y, 0, S(1));
     vl_deallocate(a, z, 0, S(1));
     vl_deallocate(a, w, 0, S(1));
-    close_both(d, a);
+    close_all_returned(d, a);
 }
 
 /* With events=immediate the kept memory is mapped again at once: the stream's reserved
@@ -127,7 +116,7 @@ static void test_kept_memory_is_mapped_again(void **state)
     assert_int_equal(vl_sim_used_bytes(d), 20 * MiB);
     vl_deallocate(a, y, 0, S(1));
     vl_deallocate(a, z, 0, S(1));
-    close_both(d, a);
+    close_all_returned(d, a);
 }
 
 static void test_request_that_cannot_fit_maps_nothing(void **state)
@@ -151,7 +140,7 @@ static void test_request_that_cannot_fit_maps_nothing(void **state)
     assert_null(vl_allocate(a, 500 * MiB, S(2)));
     assert_int_equal(stats_of(a).device_allocs, maps);
     vl_deallocate(a, live, 0, S(1));
-    close_both(d, a);
+    close_all_returned(d, a);
 }
 
 static void test_kept_memory_release_may_fail(void **state)
@@ -170,7 +159,7 @@ static void test_kept_memory_release_may_fail(void **state)
     assert_consistent(a);
     vl_deallocate(a, y, 0, S(1));
     vl_deallocate(a, z, 0, S(1));
-    close_both(d, a); /* trim gives it back */
+    close_all_returned(d, a); /* trim gives it back */
 }
 
 /* A failed growth, then the flush after it frees a PENDING block that serves the retry
@@ -192,7 +181,7 @@ static void test_cached_block_after_a_failed_growth(void **state)
     vl_deallocate(a, again, 0, S(1));
     vl_deallocate(a, y, 0, S(1));
     vl_deallocate(a, fill, 0, S(1));
-    close_both(d, a);
+    close_all_returned(d, a);
 }
 
 int main(void)

@@ -21,6 +21,13 @@ static int fail(char *err, size_t errlen, const char *format, ...)
         if (!(cond)) return fail(err, errlen, __VA_ARGS__); \
     } while (0)
 
+/* b starts and ends on chunk boundaries of its expandable segment s. */
+static int on_chunk_boundaries(const vl_csegment *s, const vl_cblock *b)
+{
+    return vl_chunk_floor(s->granule, s->chunk, b->addr - s->base) == b->addr - s->base &&
+           vl_chunk_floor(s->granule, s->chunk, b->addr + b->size - s->base) == b->addr + b->size - s->base;
+}
+
 static int check_segment(vl_caching *c, vl_csegment *s, int64_t sums[8], char *err, size_t errlen)
 {
     /* sums: allocated, requested, pending, mapped, whole_free, allocated blocks,
@@ -60,17 +67,13 @@ static int check_segment(vl_caching *c, vl_csegment *s, int64_t sums[8], char *e
             break;
         case VL_CB_UNMAPPED:
             CHECK(s->expandable, "UNMAPPED block in a classic segment");
-            CHECK(vl_chunk_floor(s->granule, s->chunk, b->addr - s->base) == b->addr - s->base &&
-                      vl_chunk_floor(s->granule, s->chunk, b->addr + b->size - s->base) == b->addr + b->size - s->base,
-                  "unmapped block %#" PRIxPTR " not on chunk boundaries", b->addr);
+            CHECK(on_chunk_boundaries(s, b), "unmapped block %#" PRIxPTR " not on chunk boundaries", b->addr);
             CHECK(b->bin == vl_bin_index(b->size), "unmapped block %#" PRIxPTR " in the wrong hole class", b->addr);
             sums[6]++;
             break;
         case VL_CB_RETIRING:
             CHECK(s->expandable, "RETIRING block in a classic segment");
-            CHECK(vl_chunk_floor(s->granule, s->chunk, b->addr - s->base) == b->addr - s->base &&
-                      vl_chunk_floor(s->granule, s->chunk, b->addr + b->size - s->base) == b->addr + b->size - s->base,
-                  "retiring block %#" PRIxPTR " not on chunk boundaries", b->addr);
+            CHECK(on_chunk_boundaries(s, b), "retiring block %#" PRIxPTR " not on chunk boundaries", b->addr);
             CHECK(b->retire_spare != NULL, "retiring block %#" PRIxPTR " without its spare header", b->addr);
             sums[7] += (int64_t)b->size;
             mapped += b->size;

@@ -141,17 +141,7 @@ vl_cblock *vl_caching_coalesce(vl_caching *c, vl_cblock *b)
 
 vl_cblock *vl_caching_release_block(vl_caching *c, vl_cblock *b)
 {
-    vl_cblock *prev = b->prev, *next = b->next;
-    if (prev && prev->state == VL_CB_FREE) {
-        vl_free_remove(c, prev);
-        vl_block_absorb_next(c, prev);
-        b = prev;
-    }
-    if (next && next->state == VL_CB_FREE) {
-        vl_free_remove(c, next);
-        vl_block_absorb_next(c, b);
-    }
-    b->pending_events = 0;
+    b = vl_caching_coalesce(c, b);
     vl_free_insert(c, b);
     return b;
 }
