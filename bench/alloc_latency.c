@@ -26,11 +26,11 @@ static double budget_ms = 600, mem_fraction = 0.8;
 static const vl_cli_opt options[] = {
     {"min-size", VL_CLI_SIZE, &min_size, "smallest size", 1, 0x1p62},
     {"max-size", VL_CLI_SIZE, &max_size, "largest size (capped by --mem-fraction of free memory)", 1, 0x1p62},
-    {"step", VL_CLI_INT, &step, "size factor between rows; --quick: 16", 2, 1024},
-    {"reps", VL_CLI_INT, &reps, "repetitions per size at most; --quick: 40", 1, 1e7},
-    {"min-reps", VL_CLI_INT, &min_reps, "repetitions per size at least (time budget notwithstanding)", 1, 1e6},
-    {"warmup", VL_CLI_INT, &warmup, "untimed alloc/free pairs per size first; --quick: 3", 0, 1e6},
-    {"budget-ms", VL_CLI_DOUBLE, &budget_ms, "time per size and loop before stopping early; --quick: 80", 1, 1e6},
+    {"step", VL_CLI_INT, &step, "size factor between rows; --quick: 16", 2, 1024, VL_QUICK_AT_LEAST, "16"},
+    {"reps", VL_CLI_INT, &reps, "repetitions per size at most; --quick: 40", 1, 1e7, VL_QUICK_AT_MOST, "40"},
+    {"min-reps", VL_CLI_INT, &min_reps, "repetitions per size at least (time budget notwithstanding)", 1, 1e6, VL_QUICK_AT_MOST, "5"},
+    {"warmup", VL_CLI_INT, &warmup, "untimed alloc/free pairs per size first; --quick: 3", 0, 1e6, VL_QUICK_AT_MOST, "3"},
+    {"budget-ms", VL_CLI_DOUBLE, &budget_ms, "time per size and loop before stopping early; --quick: 80", 1, 1e6, VL_QUICK_AT_MOST, "80"},
     {"mem-fraction", VL_CLI_DOUBLE, &mem_fraction, "largest size as a fraction of free device memory", 0.01, 0.99},
     {NULL},
 };
@@ -126,13 +126,6 @@ int main(int argc, char **argv)
 {
     vl_program p;
     vl_program_start(&p, &def, argc, argv);
-    if (p.cli.quick) {
-        step = step < 16 ? 16 : step;
-        reps = reps > 40 ? 40 : reps;
-        warmup = warmup > 3 ? 3 : warmup;
-        budget_ms = budget_ms > 80 ? 80 : budget_ms;
-        min_reps = min_reps > 5 ? 5 : min_reps;
-    }
     if (min_reps > reps) min_reps = reps;
     uint64_t limit = (uint64_t)((double)p.free_at_start * mem_fraction);
     char sz[32];

@@ -32,10 +32,10 @@ static double kernel_us = 50;
 static uint64_t block_size = UINT64_C(1) << 20;
 
 static const vl_cli_opt options[] = {
-    {"streams", VL_CLI_STRING, &stream_list, "stream counts, comma-separated; --quick: 1,4", 0, 0},
+    {"streams", VL_CLI_STRING, &stream_list, "stream counts, comma-separated; --quick: 1,4", 0, 0, VL_QUICK_DEFAULT, "1,4"},
     {"pattern", VL_CLI_STRING, &pattern_list, "own, cross or own,cross (see the program's header)", 0, 0},
-    {"iters", VL_CLI_INT, &iters, "alloc/kernel/free rounds per stream per repetition; --quick: 20", 1, 1e7},
-    {"reps", VL_CLI_INT, &reps, "timed repetitions (one more untimed first); --quick: 3", 1, 1e5},
+    {"iters", VL_CLI_INT, &iters, "alloc/kernel/free rounds per stream per repetition; --quick: 20", 1, 1e7, VL_QUICK_AT_MOST, "20"},
+    {"reps", VL_CLI_INT, &reps, "timed repetitions (one more untimed first); --quick: 3", 1, 1e5, VL_QUICK_AT_MOST, "3"},
     {"kernel-us", VL_CLI_DOUBLE, &kernel_us, "spin kernel duration in microseconds", 0, 1e6},
     {"size", VL_CLI_SIZE, &block_size, "bytes per allocation", 1, 0x1p40},
     {NULL},
@@ -64,7 +64,6 @@ static size_t parse_counts(vl_cli *cli)
 /* Before the device is opened: bad values are usage errors everywhere. */
 static void check_options(vl_cli *cli)
 {
-    if (cli->quick && strcmp(stream_list, "1,2,4,8") == 0) stream_list = "1,4";
     ncounts = parse_counts(cli);
     do_own = strstr(pattern_list, "own") != NULL;
     do_cross = strstr(pattern_list, "cross") != NULL;
@@ -109,10 +108,6 @@ int main(int argc, char **argv)
 {
     vl_program p;
     vl_program_start(&p, &def, argc, argv);
-    if (p.cli.quick) {
-        iters = iters > 20 ? 20 : iters;
-        reps = reps > 3 ? 3 : reps;
-    }
     int max_streams = 0;
     for (size_t i = 0; i < ncounts; i++)
         if (counts[i] > max_streams) max_streams = counts[i];

@@ -23,10 +23,10 @@ static uint64_t min_size = 512, max_size = UINT64_C(4) << 20, max_live = UINT64_
 static const char *dist_name = "log-uniform";
 
 static const vl_cli_opt options[] = {
-    {"ops", VL_CLI_INT, &ops, "timed operations; --quick: 20000", 1, 1e10},
-    {"warmup-ops", VL_CLI_INT, &warmup_ops, "untimed operations first; --quick: 2000", 0, 1e10},
+    {"ops", VL_CLI_INT, &ops, "timed operations; --quick: 20000", 1, 1e10, VL_QUICK_AT_MOST, "20000"},
+    {"warmup-ops", VL_CLI_INT, &warmup_ops, "untimed operations first; --quick: 2000", 0, 1e10, VL_QUICK_AT_MOST, "2000"},
     {"alloc-prob", VL_CLI_DOUBLE, &alloc_prob, "probability that a step allocates", 0.01, 0.99},
-    {"dist", VL_CLI_STRING, &dist_name, "size distribution: uniform|log-uniform", 0, 0},
+    {"dist", VL_CLI_ENUM, &dist_name, "size distribution: uniform|log-uniform", 0, 0, .choices = "uniform|log-uniform"},
     {"min-size", VL_CLI_SIZE, &min_size, "smallest size", 1, 0x1p62},
     {"max-size", VL_CLI_SIZE, &max_size, "largest size", 1, 0x1p62},
     {"slots", VL_CLI_INT, &slots, "live blocks at most", 1, 1e8},
@@ -37,8 +37,6 @@ static const vl_cli_opt options[] = {
 /* Before the device is opened: bad values are usage errors everywhere. */
 static void check_options(vl_cli *cli)
 {
-    if (strcmp(dist_name, "uniform") != 0 && strcmp(dist_name, "log-uniform") != 0)
-        vl_cli_usage_error(cli, "--dist: expected uniform or log-uniform, not '%s'", dist_name);
     if (min_size > max_size) vl_cli_usage_error(cli, "--min-size is larger than --max-size");
 }
 
@@ -112,10 +110,6 @@ int main(int argc, char **argv)
 {
     vl_program p;
     vl_program_start(&p, &def, argc, argv);
-    if (p.cli.quick) {
-        ops = ops > 20000 ? 20000 : ops;
-        warmup_ops = warmup_ops > 2000 ? 2000 : warmup_ops;
-    }
     churn c = {.a = p.alloc, .log_uniform = strcmp(dist_name, "log-uniform") == 0, .cap_bytes = max_live};
     uint64_t mem_cap = (uint64_t)((double)p.free_at_start * 0.8);
     if (mem_cap && c.cap_bytes > mem_cap) c.cap_bytes = mem_cap;

@@ -7,22 +7,17 @@
  * the warm allocator (a caching allocator then serves from its cache). The trace is
  * read and checked before any device work, so a malformed trace is a usage error (2)
  * with FILE:LINE: reason, also on machines without a GPU. */
-#include <errno.h>
-#include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include "bench/peaks.h"
 #include "bench/streams.h"
 #include "exitcodes.h"
 #include "program.h"
+#include "trace/load.h"
 #include "trace/replay.h"
 #include "trace/trace.h"
-
-extern char **environ;
 
 static const char *trace_path = NULL;
 static const char *format_name = "auto";
@@ -31,175 +26,38 @@ static int64_t passes = 3;
 
 static const vl_cli_opt options[] = {
     {"trace", VL_CLI_STRING, &trace_path, "trace file, '-' for standard input (required)", 0, 0},
-    {"format", VL_CLI_STRING, &format_name, "auto|vramlab|torch-csv|torch-pickle|rmm", 0, 0},
-    {"free-at", VL_CLI_STRING, &free_at_name, "torch-csv: a free takes effect at completed|requested", 0, 0},
-    {"passes", VL_CLI_INT, &passes, "replays of the trace (the first one cold); --quick: 2", 1, 1000},
+    {"format", VL_CLI_ENUM, &format_name, "auto|vramlab|torch-csv|torch-pickle|rmm", 0, 0, .choices = "auto|vramlab|torch-csv|torch-pickle|rmm"},
+    {"free-at", VL_CLI_ENUM, &free_at_name, "torch-csv: a free takes effect at completed|requested", 0, 0, .choices = "completed|requested"},
+    {"passes", VL_CLI_INT, &passes, "replays of the trace (the first one cold); --quick: 2", 1, 1000, VL_QUICK_AT_MOST, "2"},
     {NULL},
 };
+
+static void load_trace(vl_cli *cli);
 
 static const vl_program_def def = {
     .summary = "replay an allocation trace against an allocator: ops/s, latency, peak reserved/allocated",
     .default_alloc = "caching",
     .needs_cuda = 0,
     .options = options,
+    .check_options = load_trace,
 };
 
-/* The converter for torch pickles: $VRAMLAB_TORCH_CONVERTER, else the repository's
- * script relative to the working directory or to this program (build/bin/replay). */
-static const char *torch_converter(const char *argv0, char *buf, size_t buflen)
-{
-    const char *env = getenv("VRAMLAB_TORCH_CONVERTER");
-    if (env && *env) return env;
-    if (access("scripts/torch-snapshot-to-csv", X_OK) == 0) return "scripts/torch-snapshot-to-csv";
-    const char *slash = strrchr(argv0, '/');
-    if (slash) {
-        snprintf(buf, buflen, "%.*s/../../scripts/torch-snapshot-to-csv", (int)(slash - argv0), argv0);
-        if (access(buf, X_OK) == 0) return buf;
-    }
-    return NULL;
-}
+static vl_trace trace;
 
-/* Runs the converter on a pickle file and parses its torch-csv output from a pipe. */
-static int parse_pickle(const char *argv0, const char *path, vl_trace_options opt, vl_trace *t, char *err,
-                        size_t errlen)
-{
-    char buf[4096];
-    const char *conv = torch_converter(argv0, buf, sizeof buf);
-    if (!conv) {
-        snprintf(err, errlen, "a torch pickle snapshot; convert it with scripts/torch-snapshot-to-csv "
-                              "(not found here; set VRAMLAB_TORCH_CONVERTER)");
-        return -1;
-    }
-    int fds[2];
-    if (pipe(fds) != 0) {
-        snprintf(err, errlen, "pipe: %s", strerror(errno));
-        return -1;
-    }
-    posix_spawn_file_actions_t fa;
-    posix_spawn_file_actions_init(&fa);
-    posix_spawn_file_actions_adddup2(&fa, fds[1], STDOUT_FILENO);
-    posix_spawn_file_actions_addclose(&fa, fds[0]);
-    posix_spawn_file_actions_addclose(&fa, fds[1]);
-    char *args[] = {(char *)conv, (char *)path, NULL};
-    pid_t pid;
-    int rc = posix_spawnp(&pid, conv, &fa, NULL, args, environ);
-    posix_spawn_file_actions_destroy(&fa);
-    close(fds[1]);
-    if (rc != 0) {
-        close(fds[0]);
-        snprintf(err, errlen, "cannot run %.200s: %s", conv, strerror(rc));
-        return -1;
-    }
-    FILE *in = fdopen(fds[0], "rb");
-    opt.format = VL_TRACE_TORCH_CSV;
-    int prc = in ? vl_trace_parse_file(in, &opt, t, err, errlen) : -1;
-    if (in) fclose(in);
-    int status = 0;
-    waitpid(pid, &status, 0);
-    if (WIFEXITED(status) && WEXITSTATUS(status) == 2) {
-        /* The converter said what is wrong with the pickle, in one line: add none. */
-        if (prc == 0) vl_trace_free(t);
-        err[0] = '\0';
-        return -2;
-    }
-    if (prc == 0 && !(WIFEXITED(status) && WEXITSTATUS(status) == 0)) {
-        vl_trace_free(t);
-        snprintf(err, errlen, "%.200s failed (exit status %d)", conv, WIFEXITED(status) ? WEXITSTATUS(status) : -1);
-        return -1;
-    }
-    if (prc != 0 && !in) snprintf(err, errlen, "fdopen failed");
-    return prc;
-}
-
-/* A pickle on standard input: copied to a temporary file for the converter. */
-static int parse_pickle_stdin(const char *argv0, vl_trace_options opt, vl_trace *t, char *err, size_t errlen)
-{
-    char path[] = "/tmp/vramlab-replay-XXXXXX";
-    int fd = mkstemp(path);
-    FILE *tmp = fd >= 0 ? fdopen(fd, "wb") : NULL;
-    if (!tmp) {
-        snprintf(err, errlen, "cannot create a temporary file: %s", strerror(errno));
-        if (fd >= 0) {
-            close(fd);
-            unlink(path);
-        }
-        return -1;
-    }
-    char buf[1 << 16];
-    size_t n;
-    int ok = 1;
-    while ((n = fread(buf, 1, sizeof buf, stdin)) > 0) ok &= fwrite(buf, 1, n, tmp) == n;
-    ok &= !ferror(stdin);
-    ok &= fclose(tmp) == 0;
-    int rc = -1;
-    if (ok) rc = parse_pickle(argv0, path, opt, t, err, errlen);
-    else snprintf(err, errlen, "cannot copy standard input to %s", path);
-    unlink(path);
-    return rc;
-}
-
-static int starts_with_pickle(FILE *f)
-{
-    int c = getc(f);
-    if (c != EOF) ungetc(c, f);
-    return c == 0x80;
-}
-
-/* Reads and checks the trace; exits 2 with FILE:LINE: reason when it is malformed. */
-static void load_trace(const char *prog, const char *argv0, vl_trace *t)
+/* Before the device is opened: reads and checks the trace, so a malformed one is a
+ * usage error (exit 2) with FILE:LINE: reason also without a GPU. */
+static void load_trace(vl_cli *cli)
 {
     vl_trace_options opt = {0};
     char err[512];
-    if (!trace_path) {
-        fprintf(stderr, "%s: --trace FILE is required ('-' reads standard input)\n", prog);
-        exit(VL_EXIT_USAGE);
-    }
-    if (vl_trace_format_parse(format_name, &opt.format) != 0) {
-        fprintf(stderr, "%s: --format: unknown format '%s' (auto, vramlab, torch-csv, torch-pickle, rmm)\n", prog,
-                format_name);
-        exit(VL_EXIT_USAGE);
-    }
-    if (strcmp(free_at_name, "completed") == 0) opt.free_at = VL_TRACE_FREE_AT_COMPLETED;
-    else if (strcmp(free_at_name, "requested") == 0) opt.free_at = VL_TRACE_FREE_AT_REQUESTED;
-    else {
-        fprintf(stderr, "%s: --free-at: expected completed or requested, not '%s'\n", prog, free_at_name);
-        exit(VL_EXIT_USAGE);
-    }
-    int from_stdin = strcmp(trace_path, "-") == 0;
-    FILE *in = from_stdin ? stdin : fopen(trace_path, "rb");
-    if (!in) {
-        fprintf(stderr, "%s: %s: %s\n", prog, trace_path, strerror(errno));
-        exit(VL_EXIT_USAGE);
-    }
-    int pickle = opt.format == VL_TRACE_TORCH_PICKLE || (opt.format == VL_TRACE_AUTO && starts_with_pickle(in));
-    int rc;
-    if (pickle && from_stdin) {
-        rc = parse_pickle_stdin(argv0, opt, t, err, sizeof err);
-    } else if (pickle) {
-        rc = parse_pickle(argv0, trace_path, opt, t, err, sizeof err);
-    } else {
-        rc = vl_trace_parse_file(in, &opt, t, err, sizeof err);
-    }
-    if (!from_stdin) fclose(in);
-    if (rc == -2) exit(VL_EXIT_USAGE); /* already reported by the converter */
-    if (rc == 0 && t->nops == 0) {
-        vl_trace_free(t);
-        snprintf(err, sizeof err, "the trace has no operations");
-        rc = -1;
-    }
-    if (rc != 0) {
-        /* Parser errors start with the line number: "12: reason" -> "FILE:12: reason". */
-        fprintf(stderr, "%s: %s:%s%s\n", prog, from_stdin ? "<stdin>" : trace_path,
-                err[0] >= '0' && err[0] <= '9' ? "" : " ", err);
-        exit(VL_EXIT_USAGE);
-    }
-    if (t->unknown_frees) {
-        fprintf(stderr, "%s: %s: %zu free%s of addresses not allocated at that point (line%s", prog, trace_path,
-                t->unknown_frees, t->unknown_frees == 1 ? "" : "s", t->unknown_frees == 1 ? "" : "s");
-        for (size_t i = 0; i < t->unknown_frees && i < VL_TRACE_FIRST_UNKNOWN; i++)
-            fprintf(stderr, "%s%u", i ? ", " : " ", t->unknown_free_lines[i]);
-        fprintf(stderr, "%s); they are left out of the replay\n", t->unknown_frees > VL_TRACE_FIRST_UNKNOWN ? ", ..." : "");
-    }
+    if (!trace_path) vl_cli_usage_error(cli, "--trace FILE is required ('-' reads standard input)");
+    vl_trace_format_parse(format_name, &opt.format); /* a name of --format's choices */
+    opt.free_at = strcmp(free_at_name, "requested") == 0 ? VL_TRACE_FREE_AT_REQUESTED : VL_TRACE_FREE_AT_COMPLETED;
+    int rc = vl_trace_load(trace_path, &opt, cli->argv[0], &trace, err, sizeof err);
+    if (rc == -1) fprintf(stderr, "%s: %s\n", cli->prog, err);
+    if (rc != 0) exit(VL_EXIT_USAGE); /* -2: the pickle converter already said why */
+    if (trace.unknown_frees)
+        fprintf(stderr, "%s: %s\n", cli->prog, vl_trace_unknown_frees_note(&trace, trace_path, err, sizeof err));
 }
 
 static void write_trace_meta(vl_csv *csv, const vl_trace *t)
@@ -222,14 +80,8 @@ static void write_trace_meta(vl_csv *csv, const vl_trace *t)
 
 int main(int argc, char **argv)
 {
-    vl_cli pre = {.summary = def.summary, .alloc_spec = def.default_alloc, .device_spec = "cuda", .seed = 42};
-    vl_cli_parse(&pre, argc, argv, options, NULL, 0, NULL);
-    vl_trace trace;
-    load_trace(pre.prog, argv[0], &trace);
-
     vl_program p;
     vl_program_start(&p, &def, argc, argv);
-    if (p.cli.quick && passes > 2) passes = 2;
 
     int *is_default = calloc(trace.nstreams ? trace.nstreams : 1, sizeof *is_default);
     vl_bench_streams streams;

@@ -17,29 +17,41 @@ void vl_alloc_stats_unknown(vl_alloc_stats *st)
     for (size_t i = 0; i < sizeof *st / sizeof(int64_t); i++) field[i] = VL_UNKNOWN;
 }
 
-static const vl_alloc_backend *find_backend(const char *spec, char *err, size_t errlen)
+static const vl_alloc_backend *find_backend(const char *name, char *err, size_t errlen)
 {
-    char name[64];
-    if (vl_spec_name(spec, name, sizeof name, err, errlen) != 0) return NULL;
     for (size_t i = 0; i < NBACKENDS; i++)
         if (strcmp(backends[i]->name, name) == 0) return backends[i];
     snprintf(err, errlen, "unknown allocator '%s' (allocators: raw, async, caching, plugin; '--alloc help' lists options)", name);
     return NULL;
 }
 
+int vl_alloc_spec_parse(const char *spec, vl_spec *out, char *err, size_t errlen)
+{
+    char name[64];
+    if (vl_spec_name(spec, name, sizeof name, err, errlen) != 0) return -1;
+    const vl_alloc_backend *b = find_backend(name, err, errlen);
+    return b && vl_spec_parse(spec, b->options, out, err, errlen) == 0 ? 0 : -1;
+}
+
 int vl_alloc_spec_check(const char *spec, char *err, size_t errlen)
 {
-    const vl_alloc_backend *b = find_backend(spec, err, errlen);
     vl_spec parsed;
-    return b && vl_spec_parse(spec, b->options, &parsed, err, errlen) == 0 ? 0 : -1;
+    return vl_alloc_spec_parse(spec, &parsed, err, errlen);
 }
 
 vl_allocator *vl_alloc_open(const char *spec, vl_device *dev, int *status, char *err, size_t errlen)
 {
-    const vl_alloc_backend *b = find_backend(spec, err, errlen);
     vl_spec parsed;
     *status = VL_EXIT_USAGE;
-    if (!b || vl_spec_parse(spec, b->options, &parsed, err, errlen) != 0) return NULL;
+    if (vl_alloc_spec_parse(spec, &parsed, err, errlen) != 0) return NULL;
+    return vl_alloc_open_spec(&parsed, dev, status, err, errlen);
+}
+
+vl_allocator *vl_alloc_open_spec(const vl_spec *spec, vl_device *dev, int *status, char *err, size_t errlen)
+{
+    const vl_alloc_backend *b = find_backend(spec->name, err, errlen);
+    *status = VL_EXIT_USAGE;
+    if (!b) return NULL;
     if (b->needs_cuda && dev->simulated) {
         *status = VL_EXIT_SKIP;
         snprintf(err, errlen, "allocator '%s' needs a CUDA device, not the simulated one", b->name);
@@ -53,8 +65,8 @@ vl_allocator *vl_alloc_open(const char *spec, vl_device *dev, int *status, char 
     }
     a->backend = b;
     a->dev = dev;
-    snprintf(a->spec, sizeof a->spec, "%s", spec);
-    int orc = b->open(a, &parsed, err, errlen);
+    snprintf(a->spec, sizeof a->spec, "%s", spec->text);
+    int orc = b->open(a, spec, err, errlen);
     if (orc != 0) {
         *status = orc == VL_OPEN_USAGE ? VL_EXIT_USAGE : VL_EXIT_FAIL;
         free(a);

@@ -52,70 +52,9 @@ void vl_alloc_stats_unknown(vl_alloc_stats *st);
 
 typedef struct vl_allocator vl_allocator;
 
-typedef struct vl_alloc_backend {
-    const char *name;
-    const char *summary;               /* one line for --alloc help */
-    const vl_option_doc *options;      /* terminated by {NULL} */
-    int needs_cuda;                    /* 0: also runs on a simulated device */
-    /* 0, or -1 with one line in err; VL_OPEN_USAGE when the options cannot work on
-     * this device (a usage error, exit 2, found when the allocator opens). */
-    int (*open)(vl_allocator *a, const vl_spec *spec, char *err, size_t errlen);
-    void *(*alloc)(vl_allocator *a, size_t size, vl_stream s);
-    void (*free)(vl_allocator *a, void *ptr, size_t size, vl_stream s);
-    int (*record_use)(vl_allocator *a, void *ptr, vl_stream s);
-    size_t (*trim)(vl_allocator *a);
-    void (*get_stats)(vl_allocator *a, vl_alloc_stats *st);
-    void (*reset_peaks)(vl_allocator *a);     /* peaks := current values */
-    void (*print_summary)(vl_allocator *a, FILE *out); /* may be NULL */
-    void (*close)(vl_allocator *a);           /* frees everything it holds */
-} vl_alloc_backend;
-
-struct vl_allocator {
-    const vl_alloc_backend *backend;
-    vl_device *dev;
-    void *impl;
-    char spec[VL_SPEC_MAX_TEXT];
-};
-
-/* The backends vl_alloc_open knows (lib/alloc.c keeps the list). */
-extern const vl_alloc_backend vl_backend_raw, vl_backend_async, vl_backend_caching, vl_backend_plugin;
-
-/* Checks a SPEC (backend name, option names, types, values) without a device.
- * Returns 0 or -1 with one line in err. */
-int vl_alloc_spec_check(const char *spec, char *err, size_t errlen);
-/* Opens an allocator on dev. NULL with one line in err; *status is VL_EXIT_USAGE
- * for a bad SPEC, VL_EXIT_SKIP when the backend needs CUDA and dev is simulated,
- * VL_EXIT_FAIL otherwise. */
-vl_allocator *vl_alloc_open(const char *spec, vl_device *dev, int *status, char *err, size_t errlen);
-void vl_alloc_close(vl_allocator *a);
-void vl_alloc_help(FILE *out);
-
-static inline void *vl_allocate(vl_allocator *a, size_t size, vl_stream s)
-{
-    return a->backend->alloc(a, size, s);
-}
-static inline void vl_deallocate(vl_allocator *a, void *ptr, size_t size, vl_stream s)
-{
-    a->backend->free(a, ptr, size, s);
-}
-static inline int vl_record_use(vl_allocator *a, void *ptr, vl_stream s)
-{
-    return a->backend->record_use ? a->backend->record_use(a, ptr, s) : VL_UNSUPPORTED;
-}
-static inline size_t vl_trim(vl_allocator *a) { return a->backend->trim ? a->backend->trim(a) : 0; }
-static inline void vl_alloc_stats_get(vl_allocator *a, vl_alloc_stats *st)
-{
-    vl_alloc_stats_unknown(st);
-    a->backend->get_stats(a, st);
-}
-static inline void vl_alloc_reset_peaks(vl_allocator *a)
-{
-    if (a->backend->reset_peaks) a->backend->reset_peaks(a);
-}
-
-/* Tracks requested bytes and their peak for backends that do not keep them
- * themselves (raw, async, plugin): callers pass sizes, so no table is needed.
- * Atomic, so a backend stays thread-safe without a lock on its hot path. */
+/* The statistics adaptor's counter: requested bytes and their peak, calls and OOMs.
+ * Callers pass sizes, so no table is needed. Atomic, so a backend stays thread-safe
+ * without a lock on its hot path. */
 typedef struct vl_byte_counter {
     int64_t current, peak, allocs, frees, ooms;
 } vl_byte_counter;
@@ -145,6 +84,91 @@ static inline void vl_byte_counter_stats(vl_byte_counter *c, vl_alloc_stats *st)
 static inline void vl_byte_counter_reset_peak(vl_byte_counter *c)
 {
     __atomic_store_n(&c->peak, __atomic_load_n(&c->current, __ATOMIC_RELAXED), __ATOMIC_RELAXED);
+}
+
+
+typedef struct vl_alloc_backend {
+    const char *name;
+    const char *summary;               /* one line for --alloc help */
+    const vl_option_doc *options;      /* terminated by {NULL} */
+    int needs_cuda;                    /* 0: also runs on a simulated device */
+    /* 1: get_stats fills requested_*, allocs, frees and ooms itself (it knows each
+     * block's size); 0: the statistics adaptor counts them around alloc and free. */
+    int counts_requests;
+    /* 0, or -1 with one line in err; VL_OPEN_USAGE when the options cannot work on
+     * this device (a usage error, exit 2, found when the allocator opens). */
+    int (*open)(vl_allocator *a, const vl_spec *spec, char *err, size_t errlen);
+    void *(*alloc)(vl_allocator *a, size_t size, vl_stream s);
+    void (*free)(vl_allocator *a, void *ptr, size_t size, vl_stream s);
+    int (*record_use)(vl_allocator *a, void *ptr, vl_stream s);
+    size_t (*trim)(vl_allocator *a);
+    /* The adaptor's fields are filled first; NULL: nothing beyond them is known. */
+    void (*get_stats)(vl_allocator *a, vl_alloc_stats *st);
+    void (*reset_peaks)(vl_allocator *a);     /* peaks := current values */
+    void (*print_summary)(vl_allocator *a, FILE *out); /* may be NULL */
+    void (*close)(vl_allocator *a);           /* frees everything it holds */
+} vl_alloc_backend;
+
+struct vl_allocator {
+    const vl_alloc_backend *backend;
+    vl_device *dev;
+    void *impl;
+    char spec[VL_SPEC_MAX_TEXT];
+    vl_byte_counter requests; /* the statistics adaptor's, unless the backend counts_requests */
+};
+
+/* The backends vl_alloc_open knows (lib/alloc.c keeps the list). */
+extern const vl_alloc_backend vl_backend_raw, vl_backend_async, vl_backend_caching, vl_backend_plugin;
+
+/* Parses a SPEC once (backend name, option names, types, values; defaults filled in)
+ * without a device; the parsed form goes on to vl_alloc_open_spec. Returns 0 or -1
+ * with one line in err. */
+int vl_alloc_spec_parse(const char *spec, vl_spec *out, char *err, size_t errlen);
+/* vl_alloc_spec_parse, keeping only the verdict. */
+int vl_alloc_spec_check(const char *spec, char *err, size_t errlen);
+/* Opens an allocator on dev from a parsed SPEC. NULL with one line in err; *status is
+ * VL_EXIT_USAGE for options that cannot work, VL_EXIT_SKIP when the backend needs
+ * CUDA and dev is simulated, VL_EXIT_FAIL otherwise. */
+vl_allocator *vl_alloc_open_spec(const vl_spec *spec, vl_device *dev, int *status, char *err, size_t errlen);
+/* vl_alloc_spec_parse, then vl_alloc_open_spec (VL_EXIT_USAGE for a bad SPEC). */
+vl_allocator *vl_alloc_open(const char *spec, vl_device *dev, int *status, char *err, size_t errlen);
+void vl_alloc_close(vl_allocator *a);
+void vl_alloc_help(FILE *out);
+
+/* The statistics adaptor wraps every backend here, as RMM's statistics_resource_adaptor
+ * wraps any resource: requested bytes, their peak, calls and OOMs (alloc returning
+ * NULL for a size > 0) are counted once for all backends that do not count them. */
+static inline void *vl_allocate(vl_allocator *a, size_t size, vl_stream s)
+{
+    void *p = a->backend->alloc(a, size, s);
+    if (!a->backend->counts_requests && size) {
+        if (p)
+            vl_byte_counter_add(&a->requests, size);
+        else
+            vl_byte_counter_oom(&a->requests);
+    }
+    return p;
+}
+static inline void vl_deallocate(vl_allocator *a, void *ptr, size_t size, vl_stream s)
+{
+    a->backend->free(a, ptr, size, s);
+    if (!a->backend->counts_requests && ptr) vl_byte_counter_sub(&a->requests, size);
+}
+static inline int vl_record_use(vl_allocator *a, void *ptr, vl_stream s)
+{
+    return a->backend->record_use ? a->backend->record_use(a, ptr, s) : VL_UNSUPPORTED;
+}
+static inline size_t vl_trim(vl_allocator *a) { return a->backend->trim ? a->backend->trim(a) : 0; }
+static inline void vl_alloc_stats_get(vl_allocator *a, vl_alloc_stats *st)
+{
+    vl_alloc_stats_unknown(st);
+    if (!a->backend->counts_requests) vl_byte_counter_stats(&a->requests, st);
+    if (a->backend->get_stats) a->backend->get_stats(a, st);
+}
+static inline void vl_alloc_reset_peaks(vl_allocator *a)
+{
+    if (!a->backend->counts_requests) vl_byte_counter_reset_peak(&a->requests);
+    if (a->backend->reset_peaks) a->backend->reset_peaks(a);
 }
 
 #endif

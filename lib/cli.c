@@ -39,7 +39,8 @@ static void print_default(const vl_cli_opt *o)
     case VL_CLI_INT: printf("%lld", (long long)*(int64_t *)o->target); break;
     case VL_CLI_SIZE: printf("%s", vl_format_size(*(uint64_t *)o->target, buf, sizeof buf)); break;
     case VL_CLI_DOUBLE: printf("%g", *(double *)o->target); break;
-    case VL_CLI_STRING: printf("%s", *(const char **)o->target ? *(const char **)o->target : "(none)"); break;
+    case VL_CLI_STRING:
+    case VL_CLI_ENUM: printf("%s", *(const char **)o->target ? *(const char **)o->target : "(none)"); break;
     }
 }
 
@@ -58,7 +59,7 @@ static void print_help(const vl_cli *cli, const vl_cli_opt *extra)
     if (extra && extra->name) {
         printf("\nprogram options:\n");
         for (const vl_cli_opt *o = extra; o->name; o++) {
-            static const char *const arg[] = {"", " N", " SIZE", " X", " TEXT"};
+            static const char *const arg[] = {"", " N", " SIZE", " X", " TEXT", " TEXT"};
             char left[64];
             snprintf(left, sizeof left, "--%s%s", o->name, arg[o->kind]);
             printf("  %-19s %s (default ", left, o->help ? o->help : "");
@@ -67,6 +68,32 @@ static void print_help(const vl_cli *cli, const vl_cli_opt *extra)
         }
     }
     printf("\nexit status: 0 ok, 1 failure, 2 usage error, 77 skipped (no CUDA device)\n");
+}
+
+static int is_choice(const char *choices, const char *value)
+{
+    size_t len = strlen(value);
+    for (const char *c = choices; c && *c;) {
+        const char *bar = strchr(c, '|');
+        size_t n = bar ? (size_t)(bar - c) : strlen(c);
+        if (n == len && strncmp(c, value, n) == 0) return 1;
+        c = bar ? bar + 1 : c + n;
+    }
+    return 0;
+}
+
+/* "a|b|c" -> "a, b or c" */
+static void choices_in_words(const char *choices, char *buf, size_t buflen)
+{
+    size_t used = 0;
+    buf[0] = '\0';
+    for (const char *c = choices; c && *c && used < buflen;) {
+        const char *bar = strchr(c, '|');
+        size_t n = bar ? (size_t)(bar - c) : strlen(c);
+        const char *sep = c == choices ? "" : bar ? ", " : " or ";
+        used += (size_t)snprintf(buf + used, buflen - used, "%s%.*s", sep, (int)n, c);
+        c = bar ? bar + 1 : c + n;
+    }
 }
 
 static void check_range(const vl_cli *cli, const vl_cli_opt *o, double v, const char *text)
@@ -109,7 +136,43 @@ static void set_option(const vl_cli *cli, const vl_cli_opt *o, const char *value
         return;
     }
     case VL_CLI_STRING: *(const char **)o->target = value; return;
+    case VL_CLI_ENUM:
+        if (!is_choice(o->choices, value)) {
+            choices_in_words(o->choices, why, sizeof why);
+            vl_cli_usage_error(cli, "--%s: expected %s, not '%s'", o->name, why, value);
+        }
+        *(const char **)o->target = value;
+        return;
     }
+}
+
+/* Whether the numeric option's value lies beyond quick's in the rule's direction. */
+static int beyond(const vl_cli_opt *o, const void *now, const void *quick)
+{
+    int more;
+    switch (o->kind) {
+    case VL_CLI_INT: more = *(const int64_t *)now > *(const int64_t *)quick; break;
+    case VL_CLI_SIZE: more = *(const uint64_t *)now > *(const uint64_t *)quick; break;
+    case VL_CLI_DOUBLE: more = *(const double *)now > *(const double *)quick; break;
+    default: return 0;
+    }
+    int same = memcmp(now, quick, 8) == 0;
+    return o->quick == VL_QUICK_AT_MOST ? more : !more && !same;
+}
+
+/* --quick: a shorter run by each option's own rule (see vl_cli_quick). */
+static void apply_quick(const vl_cli *cli, const vl_cli_opt *o, int given)
+{
+    if (o->quick == VL_QUICK_KEEP || !o->quick_value) return;
+    if (o->quick == VL_QUICK_DEFAULT) {
+        if (!given) set_option(cli, o, o->quick_value);
+        return;
+    }
+    unsigned char now[8], quick[8]; /* an int64_t, uint64_t or double */
+    memcpy(now, o->target, sizeof now);
+    set_option(cli, o, o->quick_value);
+    memcpy(quick, o->target, sizeof quick);
+    if (!beyond(o, now, quick)) memcpy(o->target, now, sizeof now); /* short enough already */
 }
 
 void vl_cli_parse(vl_cli *cli, int argc, char **argv, const vl_cli_opt *extra,
@@ -122,6 +185,10 @@ void vl_cli_parse(vl_cli *cli, int argc, char **argv, const vl_cli_opt *extra,
     if (!cli->device_spec) cli->device_spec = "cuda";
     if (npositional) *npositional = 0;
     int alloc_given = 0;
+    unsigned char given[VL_CLI_MAX_OPTS] = {0};
+    size_t nextra = 0;
+    while (extra && extra[nextra].name) nextra++;
+    if (nextra > VL_CLI_MAX_OPTS) vl_cli_usage_error(cli, "internal error: more than %d options", VL_CLI_MAX_OPTS);
     for (int i = 1; i < argc; i++) {
         const char *arg = argv[i];
         if (strcmp(arg, "-h") == 0 || strcmp(arg, "--help") == 0) {
@@ -164,6 +231,7 @@ void vl_cli_parse(vl_cli *cli, int argc, char **argv, const vl_cli_opt *extra,
         }
         if (o) {
             set_option(cli, o, value);
+            given[o - extra] = 1;
         } else if (strcmp(name, "quick") == 0) {
             cli->quick = 1;
         } else if (strcmp(name, "output") == 0) {
@@ -191,8 +259,11 @@ void vl_cli_parse(vl_cli *cli, int argc, char **argv, const vl_cli_opt *extra,
             cli->device_spec = value;
         }
     }
+    for (size_t k = 0; cli->quick && k < nextra; k++) apply_quick(cli, &extra[k], given[k]);
     char err[512];
-    if (!cli->no_alloc && (alloc_given || cli->alloc_spec) && vl_alloc_spec_check(cli->alloc_spec, err, sizeof err) != 0)
+    if (!cli->no_alloc && (alloc_given || cli->alloc_spec) &&
+        vl_alloc_spec_parse(cli->alloc_spec, &cli->alloc, err, sizeof err) != 0)
         vl_cli_usage_error(cli, "--alloc: %s", err);
-    if (vl_device_spec_check(cli->device_spec, err, sizeof err) != 0) vl_cli_usage_error(cli, "--device: %s", err);
+    if (vl_device_spec_parse(cli->device_spec, &cli->device, err, sizeof err) != 0)
+        vl_cli_usage_error(cli, "--device: %s", err);
 }

@@ -3,19 +3,31 @@
  * Common options: --alloc SPEC, --device SPEC, -o/--output FILE, --quick, --seed N,
  * --help. A program adds its own with a vl_cli_opt table. Unknown flags and bad
  * values print one line and exit with VL_EXIT_USAGE; --help prints usage and exits 0.
- * --alloc and --device SPECs are validated here, before any device work. */
+ * --alloc and --device SPECs are parsed here once, before any device work; the parsed
+ * forms (vl_cli.alloc, vl_cli.device) go on to the opening calls. */
 #ifndef VL_CLI_H
 #define VL_CLI_H
 
 #include <stdint.h>
+
+#include "spec.h"
 
 typedef enum vl_cli_kind {
     VL_CLI_FLAG,   /* int, set to 1 */
     VL_CLI_INT,    /* int64_t */
     VL_CLI_SIZE,   /* uint64_t bytes, lib/size.h syntax */
     VL_CLI_DOUBLE, /* double */
-    VL_CLI_STRING  /* const char * */
+    VL_CLI_STRING, /* const char * */
+    VL_CLI_ENUM    /* const char *, one of choices (the chosen name) */
 } vl_cli_kind;
+
+/* What --quick does to an option, so no program clamps values by hand. */
+typedef enum vl_cli_quick {
+    VL_QUICK_KEEP = 0, /* nothing */
+    VL_QUICK_AT_MOST,  /* the value is at most quick (given or default) */
+    VL_QUICK_AT_LEAST, /* the value is at least quick */
+    VL_QUICK_DEFAULT   /* quick replaces the default; a given value stays */
+} vl_cli_quick;
 
 typedef struct vl_cli_opt {
     const char *name;   /* without the leading "--" */
@@ -23,7 +35,12 @@ typedef struct vl_cli_opt {
     void *target;       /* holds the default on entry */
     const char *help;
     double min, max;    /* accepted range for INT/SIZE/DOUBLE; min == max == 0: any non-negative */
+    vl_cli_quick quick; /* with --quick: what quick_value does */
+    const char *quick_value; /* written as on the command line ("64MiB", "1,4") */
+    const char *choices;     /* VL_CLI_ENUM: "a|b|c" */
 } vl_cli_opt;
+
+#define VL_CLI_MAX_OPTS 64 /* a program's own options at most */
 
 typedef struct vl_cli {
     const char *prog;        /* basename of argv[0] */
@@ -34,11 +51,14 @@ typedef struct vl_cli {
     int quick;
     uint64_t seed;
     int no_alloc;            /* set by programs that take no --alloc (e.g. pinned_copy) */
+    vl_spec alloc;           /* alloc_spec, parsed once here (unless no_alloc) */
+    vl_spec device;          /* device_spec, parsed once here */
     int argc;
     char **argv;
 } vl_cli;
 
 /* Parses argv. extra may be NULL; it is terminated by an entry with name == NULL.
+ * With --quick, every option's quick rule is applied once all of argv is read.
  * positional: if non-NULL, receives up to max_positional bare arguments. */
 void vl_cli_parse(vl_cli *cli, int argc, char **argv, const vl_cli_opt *extra,
                   const char **positional, int max_positional, int *npositional);

@@ -10,8 +10,36 @@ struct vl_csv {
     FILE *out;
     int owned;       /* we opened it (not stdout) */
     int header_done;
+    int fields;      /* the header's column count: every row must have as many */
+    long rows;       /* data rows written, for the error message */
     int failed;
+    char error[160]; /* the first failure, for vl_csv_error */
 };
+
+/* Fields of one CSV line: commas outside double quotes, plus one. */
+static int count_fields(const char *line)
+{
+    int fields = 1, quoted = 0;
+    for (const char *p = line; *p; p++) {
+        if (*p == '"')
+            quoted = !quoted;
+        else if (*p == ',' && !quoted)
+            fields++;
+    }
+    return fields;
+}
+
+static void fail(vl_csv *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void fail(vl_csv *c, const char *fmt, ...)
+{
+    if (!c->failed) {
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(c->error, sizeof c->error, fmt, ap);
+        va_end(ap);
+    }
+    c->failed = 1;
+}
 
 vl_csv *vl_csv_open(const char *path, const vl_run_info *ri, char *err, size_t errlen)
 {
@@ -49,20 +77,53 @@ void vl_csv_meta(vl_csv *c, const char *key, const char *fmt, ...)
     fputc('\n', c->out);
 }
 
-void vl_csv_header(vl_csv *c, const char *columns)
+int vl_csv_header(vl_csv *c, const char *columns)
 {
-    fprintf(c->out, "%s\n", columns);
+    c->fields = count_fields(columns);
     c->header_done = 1;
-    if (fflush(c->out) != 0) c->failed = 1;
+    if (fprintf(c->out, "%s\n", columns) < 0 || fflush(c->out) != 0) fail(c, "write error: %s", strerror(errno));
+    return c->failed ? -1 : 0;
 }
 
-void vl_csv_row(vl_csv *c, const char *fmt, ...)
+int vl_csv_row(vl_csv *c, const char *fmt, ...)
 {
+    char stack[1024], *line = stack;
     va_list ap;
     va_start(ap, fmt);
-    if (vfprintf(c->out, fmt, ap) < 0) c->failed = 1;
+    int n = vsnprintf(stack, sizeof stack, fmt, ap);
     va_end(ap);
-    if (fputc('\n', c->out) == EOF || fflush(c->out) != 0) c->failed = 1;
+    if (n >= (int)sizeof stack) {
+        line = malloc((size_t)n + 1);
+        if (!line) {
+            fail(c, "out of host memory for a row");
+            return -1;
+        }
+        va_start(ap, fmt);
+        vsnprintf(line, (size_t)n + 1, fmt, ap);
+        va_end(ap);
+    }
+    int rc = 0;
+    if (n < 0) {
+        fail(c, "row %ld: cannot format it", c->rows + 1);
+        rc = -1;
+    } else if (!c->header_done || count_fields(line) != c->fields) {
+        /* A short or long row would shift every later column under the wrong name. */
+        fail(c, "row %ld has %d fields, the header %d: %.40s", c->rows + 1, count_fields(line), c->fields, line);
+        rc = -1;
+    } else {
+        c->rows++;
+        if (fputs(line, c->out) == EOF || fputc('\n', c->out) == EOF || fflush(c->out) != 0) {
+            fail(c, "write error: %s", strerror(errno));
+            rc = -1;
+        }
+    }
+    if (line != stack) free(line);
+    return rc;
+}
+
+const char *vl_csv_error(const vl_csv *c)
+{
+    return c->failed ? c->error : NULL;
 }
 
 const char *vl_csv_i64(long long v, char *buf, size_t buflen)

@@ -13,14 +13,20 @@ typedef struct vl_csv vl_csv;
 vl_csv *vl_csv_open(const char *path, const vl_run_info *ri, char *err, size_t errlen);
 /* A '# key: value' line; only before the header. */
 void vl_csv_meta(vl_csv *c, const char *key, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-/* The header row: comma-separated column names. */
-void vl_csv_header(vl_csv *c, const char *columns);
+/* The header row: the table's columns, declared once as one comma-separated list.
+ * Every row is checked against it. Returns 0, or -1 when the write failed. */
+int vl_csv_header(vl_csv *c, const char *columns);
 /* One data row, printf-style, without the newline. Flushed at once so a crash or a
- * kill keeps every finished row. */
-void vl_csv_row(vl_csv *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+ * kill keeps every finished row. A row with more or fewer fields than the header has
+ * columns (commas inside double quotes do not separate) is not written: returns -1,
+ * the CSV counts as failed (vl_csv_close returns -1) and vl_csv_error says which row.
+ * Returns 0 when written. */
+int vl_csv_row(vl_csv *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* The first failure of a row or a write, one line; NULL while none. */
+const char *vl_csv_error(const vl_csv *c);
 /* A statistic that may be VL_UNKNOWN: writes "" for unknown, the number otherwise. */
 const char *vl_csv_i64(long long v, char *buf, size_t buflen);
-/* Closes; returns 0, or -1 if any write failed. */
+/* Closes; returns 0, or -1 if any row or write failed. */
 int vl_csv_close(vl_csv *c);
 
 #endif

@@ -82,8 +82,13 @@ struct vl_device {
  * Returns NULL with a reason in err and *status set to VL_EXIT_USAGE (bad SPEC)
  * or VL_EXIT_SKIP (no CUDA device or driver). */
 vl_device *vl_device_open(const char *spec, int *status, char *err, size_t errlen);
+/* The same from a SPEC parsed once by vl_device_spec_parse. */
+vl_device *vl_device_open_spec(const vl_spec *spec, int *status, char *err, size_t errlen);
 void vl_device_close(vl_device *d);
-/* Checks a SPEC without opening anything (for early usage errors). */
+/* Parses a SPEC without opening anything (for early usage errors); the parsed form
+ * goes on to vl_device_open_spec. Returns 0 or -1 with one line in err. */
+int vl_device_spec_parse(const char *spec, vl_spec *out, char *err, size_t errlen);
+/* vl_device_spec_parse, keeping only the verdict. */
 int vl_device_spec_check(const char *spec, char *err, size_t errlen);
 void vl_device_help(FILE *out);
 

@@ -4,8 +4,8 @@
  *
  * What it models, and why:
  *   - Capacity only, no external fragmentation: the CUDA driver remaps physical pages,
- *     so a plain allocation succeeds whenever enough bytes are free (FACTS.md measured
- *     a 69.5 GiB cudaMalloc succeeding inside 256 MiB holes). mem_alloc fails with
+ *     so a plain allocation succeeds whenever enough bytes are free (measured on an H200:
+ *     a 69.5 GiB cudaMalloc succeeded with free memory only in 256 MiB holes). mem_alloc fails with
  *     VL_DEV_OOM only past capacity.
  *   - Fake addresses from a bump pointer that never reuses a range: live allocations
  *     can never overlap, and a stale pointer can never alias a new one.

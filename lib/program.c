@@ -24,9 +24,9 @@ void vl_program_start(vl_program *p, const vl_program_def *def, int argc, char *
 
     char err[512];
     int status;
-    if (def->needs_cuda && strncmp(p->cli.device_spec, "sim", 3) == 0)
+    if (def->needs_cuda && strcmp(p->cli.device.name, "sim") == 0)
         vl_cli_usage_error(&p->cli, "this program needs a real GPU; --device sim is not supported");
-    p->dev = vl_device_open(p->cli.device_spec, &status, err, sizeof err);
+    p->dev = vl_device_open_spec(&p->cli.device, &status, err, sizeof err);
     if (!p->dev) {
         vl_one_line(err);
         fprintf(stderr, "%s: %s%s\n", p->cli.prog, err, status == VL_EXIT_SKIP ? " (skipped)" : "");
@@ -35,7 +35,7 @@ void vl_program_start(vl_program *p, const vl_program_def *def, int argc, char *
     size_t total = 0;
     if (p->dev->ops->mem_info(p->dev, &p->free_at_start, &total) != VL_DEV_OK) p->free_at_start = 0;
     if (!p->cli.no_alloc) {
-        p->alloc = vl_alloc_open(p->cli.alloc_spec, p->dev, &status, err, sizeof err);
+        p->alloc = vl_alloc_open_spec(&p->cli.alloc, p->dev, &status, err, sizeof err);
         if (!p->alloc) {
             vl_one_line(err);
             fprintf(stderr, "%s: --alloc: %s\n", p->cli.prog, err);
@@ -70,8 +70,10 @@ int vl_program_finish(vl_program *p)
             status = VL_EXIT_FAIL;
         }
     }
+    char why[200] = "";
+    if (p->csv && vl_csv_error(p->csv)) snprintf(why, sizeof why, ": %s", vl_csv_error(p->csv));
     if (vl_csv_close(p->csv) != 0) {
-        fprintf(stderr, "%s: writing the CSV failed\n", p->cli.prog);
+        fprintf(stderr, "%s: writing the CSV failed%s\n", p->cli.prog, why);
         status = VL_EXIT_FAIL;
     }
     p->csv = NULL;

@@ -1,4 +1,4 @@
-# Benchmarks, whole-process timing and run comparison (issue 5). Included by the Makefile.
+# Benchmarks, whole-process timing and run comparison. Included by the Makefile.
 #
 #   make bench REPEAT=N the whole suite N times, separate processes, interleaved order:
 #                       results/<run-id>/rep-<k>/ and summary.csv (Makefile, scripts/bench.sh)

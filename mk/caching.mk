@@ -1,4 +1,4 @@
-# The caching allocator's own targets (issue 3). Included by the Makefile.
+# The caching allocator's own targets. Included by the Makefile.
 #
 #   make proptest   the property test at full length: PROPTEST_OPS random operations
 #                   (default 10 million) for each seed in PROPTEST_SEEDS, with the

@@ -1,4 +1,4 @@
-# Reliability targets (issue 6): sanitizers, valgrind, fuzzing, the bad-input table and
+# Reliability targets: sanitizers, valgrind, fuzzing, the bad-input table and
 # the GPU sanitizer pass. Included by the Makefile; every recipe here runs from the repo root.
 #
 #   make reliability-ci every CI step below (test-san, test-tsan, valgrind, fuzz-ci,

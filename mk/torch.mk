@@ -1,4 +1,4 @@
-# PyTorch integration (issue 3, GPU part): the pluggable-allocator library, the C++
+# PyTorch integration (needs a GPU box): the pluggable-allocator library, the C++
 # speed comparison against PyTorch's own allocator, the GPU-box test that trains on
 # both allocators, and the recording of PyTorch allocation traces.
 #   make plugin          build/lib/libvramlab_caching.so (also part of `all`)

@@ -236,7 +236,7 @@ int main(int argc, char **argv)
     int64_t trials = 30;
     uint64_t max_size = 512ull << 20;
     const vl_cli_opt opts[] = {
-        {"trials", VL_CLI_INT, &trials, "trials per variant, size and lag", 1, 1000},
+        {"trials", VL_CLI_INT, &trials, "trials per variant, size and lag", 1, 1000, VL_QUICK_AT_MOST, "6"},
         {"max-size", VL_CLI_SIZE, &max_size, "largest buffer (capped at 1/8 of free memory)", 4096, 0x1p40},
         {NULL, 0, NULL, NULL, 0, 0},
     };
@@ -250,7 +250,6 @@ int main(int argc, char **argv)
     vl_program_start(&p, &def, argc, argv);
 
     experiment x = {.p = &p, .trials = (int)trials, .seed = (uint32_t)p.cli.seed};
-    if (p.cli.quick && x.trials > 6) x.trials = 6;
     uint64_t top = vl_share_of_free(p.free_at_start, 0.125, max_size, 1 << 20);
     uint64_t sizes[8];
     size_t nsizes = vl_size_ladder(1 << 20, top, p.cli.quick ? 64 : 16, sizes, 8);

@@ -46,7 +46,7 @@ static int64_t opt_iters = 200;
 
 static const vl_cli_opt options[] = {
     {"fill", VL_CLI_DOUBLE, &opt_fill, "share of free device memory the hold experiment allocates", 0.05, 0.95},
-    {"iters", VL_CLI_INT, &opt_iters, "steps of the loop experiment per variant", 2, 1e6},
+    {"iters", VL_CLI_INT, &opt_iters, "steps of the loop experiment per variant", 2, 1e6, VL_QUICK_AT_MOST, "40"},
     {NULL, 0, NULL, NULL, 0, 0},
 };
 
@@ -263,7 +263,6 @@ int main(int argc, char **argv)
     vl_program_start(&p, &def, argc, argv);
     scenario sc = {.p = &p};
     if (p.cli.quick) {
-        if (opt_iters > 40) opt_iters = 40;
         fill_lo = 16 * MiB; /* fewer, larger buffers: the fill takes a fifth of the calls */
         fill_hi = 1024 * MiB;
     }

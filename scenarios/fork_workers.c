@@ -44,7 +44,7 @@ static int64_t opt_max_workers = 8;
 static int ready_timeout_ms = 30000;
 
 static const vl_cli_opt options[] = {
-    {"max-workers", VL_CLI_INT, &opt_max_workers, "largest worker count (1, 2, 4, ... up to this)", 1, MAX_WORKERS},
+    {"max-workers", VL_CLI_INT, &opt_max_workers, "largest worker count (1, 2, 4, ... up to this)", 1, MAX_WORKERS, VL_QUICK_AT_MOST, "2"},
     {NULL, 0, NULL, NULL, 0, 0},
 };
 
@@ -303,7 +303,6 @@ int main(int argc, char **argv)
     vl_program p;
     vl_program_start(&p, &def, argc, argv);
     if (p.cli.quick) {
-        if (opt_max_workers > 2) opt_max_workers = 2;
         ready_timeout_ms = 10000;
     }
     /* Cap the pool so that contexts (~0.5 GiB each) take at most half of free memory. */

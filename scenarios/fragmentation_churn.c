@@ -284,7 +284,7 @@ int main(int argc, char **argv)
     double budget = 0.9;
     uint64_t memory = 16ull << 30;
     const vl_cli_opt opts[] = {
-        {"memory", VL_CLI_SIZE, &memory, "working set: device memory left free (0: all; --quick: at most 4 GiB)", 0, 0x1p50},
+        VL_WORKING_SET_OPTION(&memory),
         {"budget", VL_CLI_DOUBLE, &budget, "share of free memory random_churn keeps live", 0.05, 0.99},
         {NULL, 0, NULL, NULL, 0, 0},
     };

@@ -38,9 +38,9 @@ static int64_t opt_reps = 10, opt_loop_iters = 2000, opt_loop_kernel_us = 50;
 static uint64_t opt_buffer = 64 * MiB;
 
 static const vl_cli_opt options[] = {
-    {"reps", VL_CLI_INT, &opt_reps, "stall measurements per kernel length and call", 1, 10000},
+    {"reps", VL_CLI_INT, &opt_reps, "stall measurements per kernel length and call", 1, 10000, VL_QUICK_AT_MOST, "3"},
     {"buffer", VL_CLI_SIZE, &opt_buffer, "size of the buffer freed/allocated in the stall test", 1, 1e12},
-    {"loop-iters", VL_CLI_INT, &opt_loop_iters, "steps of the allocate-launch-free loop", 1, 1e7},
+    {"loop-iters", VL_CLI_INT, &opt_loop_iters, "steps of the allocate-launch-free loop", 1, 1e7, VL_QUICK_AT_MOST, "300"},
     {"loop-kernel-us", VL_CLI_INT, &opt_loop_kernel_us, "length of each step's kernel (microseconds)", 1, 1e6},
     {NULL, 0, NULL, NULL, 0, 0},
 };
@@ -268,10 +268,6 @@ int main(int argc, char **argv)
     vl_program p;
     vl_program_start(&p, &def, argc, argv);
     scenario sc = {.p = &p};
-    if (p.cli.quick) {
-        if (opt_reps > 3) opt_reps = 3;
-        if (opt_loop_iters > 300) opt_loop_iters = 300;
-    }
     /* Buffers: at most 1/8 of free memory each, so every allocator fits them twice over. */
     size_t size = (size_t)vl_share_of_free(p.free_at_start, 1.0 / 8, opt_buffer, 2 * MiB);
     uint64_t loop_max = vl_share_of_free(p.free_at_start, 1.0 / 64, 16 * MiB, 64 * KiB);

@@ -250,8 +250,8 @@ int main(int argc, char **argv)
 {
     uint64_t max_size = 16ull << 30, resolution = 64ull << 20, memory = 0;
     const vl_cli_opt opts[] = {
-        {"memory", VL_CLI_SIZE, &memory, "working set: device memory left free (0: all; --quick: at most 4 GiB)", 0, 0x1p50},
-        {"max-size", VL_CLI_SIZE, &max_size, "largest tensor timed (capped at 1/4 of free memory)", 1 << 20, 0x1p42},
+        VL_WORKING_SET_OPTION(&memory),
+        {"max-size", VL_CLI_SIZE, &max_size, "largest tensor timed (capped at 1/4 of free memory)", 1 << 20, 0x1p42, VL_QUICK_AT_MOST, "1GiB"},
         {"fit-resolution", VL_CLI_SIZE, &resolution, "resolution of the largest-fit bisection", 1 << 20, 0x1p40},
         {NULL, 0, NULL, NULL, 0, 0},
     };
@@ -263,7 +263,6 @@ int main(int argc, char **argv)
     };
     vl_program p;
     vl_program_start(&p, &def, argc, argv);
-    if (p.cli.quick && max_size > (1ull << 30)) max_size = 1ull << 30;
     vl_ballast ballast;
     size_t work = vl_ballast_take(&ballast, p.dev, vl_working_set(memory, p.cli.quick));
 

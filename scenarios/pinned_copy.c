@@ -39,8 +39,8 @@ static uint64_t opt_max_copy = 256 * MiB, opt_max_pin = 1 * GiB;
 
 static const vl_cli_opt options[] = {
     {"max-copy", VL_CLI_SIZE, &opt_max_copy, "largest copy (also capped at 1/4 of free device memory)", 64 * 1024,
-     1e12},
-    {"max-pin", VL_CLI_SIZE, &opt_max_pin, "largest host buffer pinned in pin_cost", 1 << 20, 1e12},
+     1e12, VL_QUICK_AT_MOST, "64MiB"},
+    {"max-pin", VL_CLI_SIZE, &opt_max_pin, "largest host buffer pinned in pin_cost", 1 << 20, 1e12, VL_QUICK_AT_MOST, "64MiB"},
     {NULL, 0, NULL, NULL, 0, 0},
 };
 
@@ -245,10 +245,6 @@ int main(int argc, char **argv)
     vl_program_start(&p, &def, argc, argv);
     scenario sc = {.p = &p};
     int quick = p.cli.quick;
-    if (quick) {
-        if (opt_max_copy > 64 * MiB) opt_max_copy = 64 * MiB;
-        if (opt_max_pin > 64 * MiB) opt_max_pin = 64 * MiB;
-    }
     /* Copies: up to max-copy, at most 1/4 of free device memory. */
     sc.max = (size_t)vl_share_of_free(p.free_at_start, 0.25, opt_max_copy, 64 * KiB);
     uint64_t copy_sizes[MAX_SIZES], pin_sizes[MAX_SIZES];

@@ -206,10 +206,10 @@ int main(int argc, char **argv)
     int64_t iterations = 40, layers = 8, epoch_length = 10;
     uint64_t memory = 16ull << 30;
     const vl_cli_opt opts[] = {
-        {"memory", VL_CLI_SIZE, &memory, "working set: device memory left free (0: all; --quick: at most 4 GiB)", 0, 0x1p50},
-        {"iterations", VL_CLI_INT, &iterations, "training iterations per variant", 4, 100000},
+        VL_WORKING_SET_OPTION(&memory),
+        {"iterations", VL_CLI_INT, &iterations, "training iterations per variant", 4, 100000, VL_QUICK_AT_MOST, "16"},
         {"layers", VL_CLI_INT, &layers, "layers of the modelled network", 1, 1000},
-        {"epoch-length", VL_CLI_INT, &epoch_length, "iterations per epoch", 1, 100000},
+        {"epoch-length", VL_CLI_INT, &epoch_length, "iterations per epoch", 1, 100000, VL_QUICK_AT_MOST, "4"},
         {NULL, 0, NULL, NULL, 0, 0},
     };
     const vl_program_def def = {
@@ -220,10 +220,6 @@ int main(int argc, char **argv)
     };
     vl_program p;
     vl_program_start(&p, &def, argc, argv);
-    if (p.cli.quick) {
-        if (iterations > 16) iterations = 16;
-        if (epoch_length > 4) epoch_length = 4;
-    }
     vl_ballast ballast;
     size_t work = vl_ballast_take(&ballast, p.dev, vl_working_set(memory, p.cli.quick));
 

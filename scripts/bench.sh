@@ -19,9 +19,11 @@
 #                 for caching SPECs); lines without --alloc run unchanged
 #   --bin DIR     the programs of another build (scripts/ab compares two builds)
 #   --out DIR     write into DIR instead of results/<run-id>
+#   --device-info CSV  what device_info wrote earlier in this session (scripts/ab runs it
+#                 once, not once per pass: a CUDA context costs each pass time)
 set -u
 cd "$(dirname "$0")/.."
-quick=0 run_id= only= repeat=1 out= alloc_override= bin=build/bin plots=1
+quick=0 run_id= only= repeat=1 out= alloc_override= bin=build/bin plots=1 known_info=
 while [ $# -gt 0 ]; do
     case $1 in
     --quick) quick=1 ;;
@@ -32,6 +34,7 @@ while [ $# -gt 0 ]; do
     --alloc) alloc_override=${2:?--alloc needs a SPEC}; shift ;;
     --bin) bin=${2:?--bin needs a folder}; shift ;;
     --no-plots) plots=0 ;;
+    --device-info) known_info=${2:?--device-info needs a file}; shift ;;
     *) echo "bench.sh: unknown option '$1'" >&2; exit 2 ;;
     esac
     shift
@@ -42,8 +45,14 @@ ALL_ALLOCS="raw async caching caching:segments=expandable"
 
 # Is there a GPU? device_info exits 77 with one line when there is none.
 info=$(mktemp); trap 'rm -f "$info"' EXIT
-$bin/device_info -o "$info" 2>/tmp/vl-device-why
-case $? in
+if [ -n "$known_info" ]; then
+    cp "$known_info" "$info" 2>/tmp/vl-device-why && grep -q '^# gpu: ' "$info"
+    [ $? = 0 ] && di_status=0 || { di_status=77; echo "device_info: $known_info names no GPU" >/tmp/vl-device-why; }
+else
+    $bin/device_info -o "$info" 2>/tmp/vl-device-why
+    di_status=$?
+fi
+case $di_status in
 0) have_gpu=1; gpu=$(sed -n 's/^# gpu: //p' "$info" | tr -c 'A-Za-z0-9\n' '-' | sed 's/--*/-/g; s/-$//') ;;
 77) have_gpu=0; gpu=sim
     echo "bench: no CUDA device here ($(head -1 /tmp/vl-device-why)); running the simulated-device part of the suite only." ;;
@@ -90,7 +99,7 @@ run_pass() {
     [ "$have_gpu" = 1 ] && cp "$info" "$dir/device_info.csv"
     {
         echo "run_id: $run_id"; echo "git: ${VL_GIT_REV:-$(git describe --always --dirty 2>/dev/null)}"; echo "quick: $quick"
-        command -v nvidia-smi >/dev/null && nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.sm,clocks.mem --format=csv
+        echo "machine state (clocks, temperature, load, other GPU processes): machine.txt"
     } >"$dir/env.txt" 2>&1
     scripts/machine-state >"$dir/machine.txt"
     for ((i = 0; i < total; i++)); do order+=("${jobs[$(((i + rotate) % total))]}"); done
@@ -141,7 +150,7 @@ run_pass() {
         fi
         echo "$prog,$dev,\"$alloc\",$status,$rc,$secs,$(basename "$csv")" >>"$manifest"
     done
-    scripts/machine-state end_ >>"$dir/machine.txt"
+    scripts/machine-state --end >>"$dir/machine.txt"
     failed=$((failed + pass_failed))
 }
 

@@ -2,7 +2,7 @@
  * see its README), replayed on the simulated device:
  *   - segments=classic must reserve at its peak no more than PyTorch did while the
  *     trace was recorded (its segment_alloc / segment_map records minus the frees and
- *     unmaps); the issue's promise "never worse than PyTorch's default";
+ *     unmaps); the promise "never worse than PyTorch's default";
  *   - segments=expandable must stay under its waste bounds (peak reserved / peak
  *     allocated), recorded here per trace so a regression shows at once. */
 #include "test_caching_helpers.h"
@@ -17,7 +17,7 @@ typedef struct fixture_trace {
     double expandable_bound; /* peak reserved / peak allocated, expandable */
 } fixture_trace;
 
-/* Bounds: the issue's 1.03, except transformer.tiny (85 MiB peak: 2 MiB granules and
+/* Bounds: the waste target 1.03, except transformer.tiny (85 MiB peak: 2 MiB granules and
  * free fragments < 2 MiB make 1.060 today; see lib/caching/README.md). */
 static const fixture_trace traces[] = {
     {"tests/fixtures/traces/gpt2.tiny.csv", 1.03},

@@ -12,6 +12,7 @@
 #include "alloc.h"
 #include "csv.h"
 #include "runinfo.h"
+#include "support/tmpfile.h"
 
 static char *slurp(const char *path)
 {
@@ -27,10 +28,8 @@ static char *slurp(const char *path)
 static void test_layout(void **state)
 {
     (void)state;
-    char path[] = "/tmp/vl_test_csv_XXXXXX";
-    int fd = mkstemp(path);
-    assert_true(fd >= 0);
-    close(fd);
+    char path[64];
+    assert_int_equal(vl_test_tmpfile("csv", path, sizeof path), 0);
     char *argv[] = {"prog", "--alloc", "raw", "evil\nline"};
     vl_run_info ri;
     vl_run_info_fill(&ri, 4, argv, NULL, "raw");
@@ -58,6 +57,30 @@ static void test_layout(void **state)
     assert_string_equal(header + 1, "size_bytes,time_ns,reserved_bytes\n512,3.5,\n1024,4.5,2048\n");
 }
 
+/* The header declares the columns once; a row with fewer or more fields is refused
+ * by the writer (not written, an error to return), never a silently shifted table. */
+static void test_row_field_count(void **state)
+{
+    (void)state;
+    char path[64];
+    assert_int_equal(vl_test_tmpfile("csv", path, sizeof path), 0);
+    char err[128];
+    vl_csv *c = vl_csv_open(path, NULL, err, sizeof err);
+    assert_non_null(c);
+    assert_int_equal(vl_csv_header(c, "gpu,size_bytes,time_ns"), 0);
+    assert_null(vl_csv_error(c));
+    assert_int_equal(vl_csv_row(c, "\"%s\",%d,%d", "H200, SXM", 1, 2), 0); /* quoted comma: one field */
+    assert_int_equal(vl_csv_row(c, "x,%d,", 3), 0);                       /* empty last field counts */
+    assert_int_equal(vl_csv_row(c, "x,%d", 4), -1);                       /* short */
+    assert_non_null(vl_csv_error(c));
+    assert_non_null(strstr(vl_csv_error(c), "row 3 has 2 fields, the header 3"));
+    assert_int_equal(vl_csv_row(c, "x,%d,6,7", 5), -1); /* long */
+    assert_int_equal(vl_csv_close(c), -1);
+    char *text = slurp(path);
+    unlink(path);
+    assert_string_equal(text, "gpu,size_bytes,time_ns\n\"H200, SXM\",1,2\nx,3,\n");
+}
+
 static void test_unwritable(void **state)
 {
     (void)state;
@@ -70,6 +93,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_layout),
+        cmocka_unit_test(test_row_field_count),
         cmocka_unit_test(test_unwritable),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -8,9 +8,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
+#include "support/tmpfile.h"
+#include "trace/load.h"
 #include "trace/trace.h"
 
 static char err[512];
@@ -266,6 +269,59 @@ static void test_parse_file(void **state)
     vl_trace_free(&t);
 }
 
+static void write_file(const char *path, const char *data, size_t len)
+{
+    FILE *f = fopen(path, "wb");
+    assert_non_null(f);
+    assert_int_equal(fwrite(data, 1, len, f), len);
+    assert_int_equal(fclose(f), 0);
+}
+
+/* One sniff rule: loading a file decides pickle or text exactly as vl_trace_guess
+ * does on a buffer. A pickle header goes to the converter (here one that cannot run);
+ * 0x80 followed by no pickle protocol is no pickle, so it gets the text formats'
+ * "unknown trace format"; text is parsed, with FILE:LINE in errors. */
+static void test_load_one_sniff_rule(void **state)
+{
+    (void)state;
+    char path[64];
+    assert_int_equal(vl_test_tmpfile("trace", path, sizeof path), 0);
+    char msg[1024];
+    vl_trace t;
+    setenv("VRAMLAB_TORCH_CONVERTER", "/nonexistent/converter", 1);
+
+    write_file(path, "\x80\x04\x95", 3);
+    assert_int_equal(vl_trace_guess("\x80\x04\x95", 3), VL_TRACE_TORCH_PICKLE);
+    assert_int_equal(vl_trace_load(path, NULL, NULL, &t, msg, sizeof msg), -1);
+    if (!strstr(msg, "cannot run /nonexistent/converter")) fail_msg("%s", msg);
+
+    write_file(path, "\x80\x09zz\n", 4);
+    assert_int_equal(vl_trace_guess("\x80\x09zz\n", 4), VL_TRACE_AUTO);
+    assert_int_equal(vl_trace_load(path, NULL, NULL, &t, msg, sizeof msg), -1);
+    if (!strstr(msg, ": unknown trace format")) fail_msg("%s", msg);
+
+    const char *text = "vramlab-trace 1\na 5 1MiB\nq\n";
+    write_file(path, text, strlen(text));
+    assert_int_equal(vl_trace_load(path, NULL, NULL, &t, msg, sizeof msg), -1);
+    assert_true(strncmp(msg, path, strlen(path)) == 0);
+    if (!strstr(msg + strlen(path), ":3: ")) fail_msg("%s", msg);
+
+    text = "vramlab-trace 1\n# nothing\n";
+    write_file(path, text, strlen(text));
+    assert_int_equal(vl_trace_load(path, NULL, NULL, &t, msg, sizeof msg), -1);
+    if (!strstr(msg, ": the trace has no operations")) fail_msg("%s", msg);
+
+    text = "vramlab-trace 1\na 5 1MiB\nf 9\n";
+    write_file(path, text, strlen(text));
+    assert_int_equal(vl_trace_load(path, NULL, NULL, &t, msg, sizeof msg), 0);
+    assert_int_equal(t.nops, 1);
+    assert_string_equal(vl_trace_unknown_frees_note(&t, "x", msg, sizeof msg),
+                        "x: 1 free of addresses not allocated at that point (line 3); they are left out of the replay");
+    vl_trace_free(&t);
+    unlink(path);
+    unsetenv("VRAMLAB_TORCH_CONVERTER");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -279,6 +335,7 @@ int main(void)
         cmocka_unit_test(test_guess),
         cmocka_unit_test(test_hostile_bytes),
         cmocka_unit_test(test_parse_file),
+        cmocka_unit_test(test_load_one_sniff_rule),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

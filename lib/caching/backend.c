@@ -204,6 +204,7 @@ const vl_alloc_backend vl_backend_caching = {
     .summary = "vramlab's caching allocator: PyTorch-style pools, O(1) bins, classic or expandable segments",
     .options = caching_options,
     .needs_cuda = 0,
+    .counts_requests = 1, /* each block keeps its requested size; the checks rely on it */
     .open = caching_open,
     .alloc = caching_alloc,
     .free = caching_free,

@@ -43,7 +43,6 @@ typedef struct async_state {
     int private_pool;
     uint64_t saved[NSETTABLE];
     int changed[NSETTABLE];
-    vl_byte_counter bytes;
     pthread_mutex_t uses_lock; /* guards uses: rare path (record_use), never taken when empty */
     pending_use *uses;
     size_t nuses, cap_uses;
@@ -103,11 +102,9 @@ static void *async_alloc(vl_allocator *a, size_t size, vl_stream s)
     cudaError_t err = cudaMallocFromPoolAsync(&p, size, st->pool, (cudaStream_t)s);
     if (err == cudaErrorMemoryAllocation) {
         cudaGetLastError();
-        vl_byte_counter_oom(&st->bytes);
         return NULL;
     }
     VL_CUDA_CHECK(err);
-    vl_byte_counter_add(&st->bytes, size);
     return p;
 }
 
@@ -130,11 +127,11 @@ static void wait_for_uses(async_state *st, void *p, cudaStream_t s)
 
 static void async_free(vl_allocator *a, void *p, size_t size, vl_stream s)
 {
+    (void)size;
     async_state *st = a->impl;
     if (!p) return;
     if (__atomic_load_n(&st->nuses, __ATOMIC_ACQUIRE)) wait_for_uses(st, p, (cudaStream_t)s);
     VL_CUDA_CHECK(cudaFreeAsync(p, (cudaStream_t)s));
-    vl_byte_counter_sub(&st->bytes, size);
 }
 
 static int async_record_use(vl_allocator *a, void *p, vl_stream s)
@@ -183,7 +180,6 @@ static size_t async_trim(vl_allocator *a)
 static void async_stats(vl_allocator *a, vl_alloc_stats *out)
 {
     async_state *st = a->impl;
-    vl_byte_counter_stats(&st->bytes, out);
     /* The pool's own counters: memory handed out (with the pool's rounding) and held. */
     out->allocated_bytes = (int64_t)pool_attr(st->pool, cudaMemPoolAttrUsedMemCurrent);
     out->peak_allocated_bytes = (int64_t)pool_attr(st->pool, cudaMemPoolAttrUsedMemHigh);
@@ -197,7 +193,6 @@ static void async_reset_peaks(vl_allocator *a)
     uint64_t zero = 0; /* setting a high-water mark to 0 resets it to the current value */
     VL_CUDA_CHECK(cudaMemPoolSetAttribute(st->pool, cudaMemPoolAttrUsedMemHigh, &zero));
     VL_CUDA_CHECK(cudaMemPoolSetAttribute(st->pool, cudaMemPoolAttrReservedMemHigh, &zero));
-    vl_byte_counter_reset_peak(&st->bytes);
 }
 
 static void async_close(vl_allocator *a)

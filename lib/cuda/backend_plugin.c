@@ -26,7 +26,6 @@ typedef struct plugin_state {
     void *handle;
     plugin_alloc_fn alloc;
     plugin_free_fn free;
-    vl_byte_counter bytes;
 } plugin_state;
 
 /* Looks sym up in the library itself: dlsym on a handle also searches its
@@ -77,13 +76,7 @@ static void *plugin_alloc(vl_allocator *a, size_t size, vl_stream s)
 {
     plugin_state *st = a->impl;
     if (size == 0) return NULL;
-    void *p = st->alloc((ssize_t)size, a->dev->ordinal, (cudaStream_t)s);
-    if (!p) {
-        vl_byte_counter_oom(&st->bytes);
-        return NULL;
-    }
-    vl_byte_counter_add(&st->bytes, size);
-    return p;
+    return st->alloc((ssize_t)size, a->dev->ordinal, (cudaStream_t)s); /* NULL: an OOM */
 }
 
 static void plugin_free(vl_allocator *a, void *p, size_t size, vl_stream s)
@@ -91,15 +84,7 @@ static void plugin_free(vl_allocator *a, void *p, size_t size, vl_stream s)
     plugin_state *st = a->impl;
     if (!p) return;
     st->free(p, (ssize_t)size, a->dev->ordinal, (cudaStream_t)s);
-    vl_byte_counter_sub(&st->bytes, size);
 }
-
-static void plugin_stats(vl_allocator *a, vl_alloc_stats *out)
-{
-    vl_byte_counter_stats(&((plugin_state *)a->impl)->bytes, out);
-}
-
-static void plugin_reset_peaks(vl_allocator *a) { vl_byte_counter_reset_peak(&((plugin_state *)a->impl)->bytes); }
 
 static void plugin_close(vl_allocator *a)
 {
@@ -118,7 +103,6 @@ const vl_alloc_backend vl_backend_plugin = {
     .alloc = plugin_alloc,
     .free = plugin_free,
     .record_use = NULL,
-    .get_stats = plugin_stats,
-    .reset_peaks = plugin_reset_peaks,
+    .get_stats = NULL, /* the statistics adaptor's fields are all it knows */
     .close = plugin_close,
 };

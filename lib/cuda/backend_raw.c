@@ -1,5 +1,5 @@
 /* --alloc raw: cudaMalloc / cudaFree, no caching. cudaFree synchronises the device
- * (FACTS.md: it blocks for as long as a kernel on another stream runs), so a block
+ * (measured: it blocks for as long as a kernel on another stream runs), so a block
  * freed while another stream still uses it is safe here, at the cost of a stall. */
 #include <cuda_runtime.h>
 #include <stdlib.h>
@@ -9,45 +9,32 @@
 
 static const vl_option_doc raw_options[] = {{NULL}};
 
-typedef struct raw_state {
-    vl_byte_counter bytes;
-} raw_state;
-
+/* No state: requested bytes, calls and OOMs are the statistics adaptor's (alloc.h). */
 static int raw_open(vl_allocator *a, const vl_spec *spec, char *err, size_t errlen)
 {
-    (void)spec;
-    raw_state *st = calloc(1, sizeof *st);
-    if (!st) {
-        snprintf(err, errlen, "out of host memory");
-        return -1;
-    }
-    a->impl = st;
+    (void)a, (void)spec, (void)err, (void)errlen;
     return 0;
 }
 
 static void *raw_alloc(vl_allocator *a, size_t size, vl_stream s)
 {
-    (void)s;
-    raw_state *st = a->impl;
+    (void)a, (void)s;
     if (size == 0) return NULL;
     void *p = NULL;
     cudaError_t err = cudaMalloc(&p, size);
     if (err == cudaErrorMemoryAllocation) {
         cudaGetLastError(); /* not sticky: clear it so later calls do not see it */
-        vl_byte_counter_oom(&st->bytes);
         return NULL;
     }
     VL_CUDA_CHECK(err);
-    vl_byte_counter_add(&st->bytes, size);
     return p;
 }
 
 static void raw_free(vl_allocator *a, void *p, size_t size, vl_stream s)
 {
-    (void)s;
+    (void)a, (void)size, (void)s;
     if (!p) return;
     VL_CUDA_CHECK(cudaFree(p));
-    vl_byte_counter_sub(&((raw_state *)a->impl)->bytes, size);
 }
 
 /* Nothing to record: cudaFree waits for all work on the device before it frees. */
@@ -57,10 +44,10 @@ static int raw_record_use(vl_allocator *a, void *p, vl_stream s)
     return VL_OK;
 }
 
+/* out already holds the adaptor's calls (allocs, frees). */
 static void raw_stats(vl_allocator *a, vl_alloc_stats *out)
 {
-    raw_state *st = a->impl;
-    vl_byte_counter_stats(&st->bytes, out);
+    (void)a;
     /* What the driver rounds each cudaMalloc up to is not visible: allocated and
      * reserved stay unknown; programs read device-wide usage with cudaMemGetInfo. */
     out->segments = out->allocs - out->frees;
@@ -69,9 +56,7 @@ static void raw_stats(vl_allocator *a, vl_alloc_stats *out)
     out->alloc_retries = 0;
 }
 
-static void raw_reset_peaks(vl_allocator *a) { vl_byte_counter_reset_peak(&((raw_state *)a->impl)->bytes); }
-
-static void raw_close(vl_allocator *a) { free(a->impl); }
+static void raw_close(vl_allocator *a) { (void)a; }
 
 const vl_alloc_backend vl_backend_raw = {
     .name = "raw",
@@ -83,6 +68,5 @@ const vl_alloc_backend vl_backend_raw = {
     .free = raw_free,
     .record_use = raw_record_use,
     .get_stats = raw_stats,
-    .reset_peaks = raw_reset_peaks,
     .close = raw_close,
 };

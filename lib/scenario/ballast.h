@@ -9,6 +9,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "cli.h"
 #include "device.h"
 
 typedef struct vl_ballast {
@@ -23,6 +24,13 @@ typedef struct vl_ballast {
 /* A program's --memory value (0: the whole device) as the working set to keep free:
  * under --quick at most VL_QUICK_WORKING_SET. */
 size_t vl_working_set(uint64_t memory, int quick);
+
+/* The --memory row of a program's option table (a uint64_t target), declared once. */
+#define VL_WORKING_SET_OPTION(target)                                                                             \
+    {                                                                                                          \
+        "memory", VL_CLI_SIZE, (target), "working set: device memory left free (0: all; --quick: at most 4 GiB)", \
+            0, 0x1p50                                                                                          \
+    }
 
 /* Leaves about keep_free bytes free (nothing is taken when less than that is free,
  * or keep_free is 0). Returns the device's free bytes afterwards. */

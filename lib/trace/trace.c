@@ -1,5 +1,5 @@
-/* Trace parsing entry points: format guessing, dispatch to a format's parser, reading
- * a whole stream into memory (see trace.h for the formats). */
+/* Trace parsing entry points: format guessing (the one sniff rule) and dispatch to a
+ * format's parser (see trace.h for the formats; load.c reads files and streams). */
 #include "trace.h"
 
 #include <stdlib.h>
@@ -80,40 +80,6 @@ int vl_trace_parse_buffer(const char *data, size_t len, vl_trace_format fmt, vl_
 {
     vl_trace_options o = {.format = fmt};
     return vl_trace_parse_buffer_opts(data, len, &o, out, err, errlen);
-}
-
-int vl_trace_parse_file(FILE *in, const vl_trace_options *opt, vl_trace *out, char *err, size_t errlen)
-{
-    size_t len = 0, cap = 1 << 16;
-    char *data = malloc(cap);
-    memset(out, 0, sizeof *out);
-    if (!data) {
-        snprintf(err, errlen, "out of memory");
-        return -1;
-    }
-    for (;;) {
-        if (len == cap) {
-            char *grown = cap < SIZE_MAX / 2 ? realloc(data, cap * 2) : NULL;
-            if (!grown) {
-                free(data);
-                snprintf(err, errlen, "out of memory reading the trace");
-                return -1;
-            }
-            data = grown;
-            cap *= 2;
-        }
-        size_t got = fread(data + len, 1, cap - len, in);
-        len += got;
-        if (got == 0) break;
-    }
-    if (ferror(in)) {
-        free(data);
-        snprintf(err, errlen, "read error");
-        return -1;
-    }
-    int rc = vl_trace_parse_buffer_opts(data, len, opt, out, err, errlen);
-    free(data);
-    return rc;
 }
 
 void vl_trace_free(vl_trace *t)

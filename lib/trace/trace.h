@@ -28,8 +28,8 @@
  *            Numbers: decimal or 0x-hex; time_us may be fractional or empty.
  *
  *  torch-pickle  torch.cuda.memory._snapshot() / _dump_snapshot() pickles: not parsed
- *            here (recognised by the pickle header); bench/replay runs
- *            scripts/torch-snapshot-to-csv through a pipe and parses torch-csv.
+ *            from a buffer (recognised by the pickle header); vl_trace_load (load.h)
+ *            runs scripts/torch-snapshot-to-csv through a pipe and parses torch-csv.
  *
  *  rmm       RMM's logging_resource_adaptor CSV:
  *                Thread,Time,Action,Pointer,Size,Stream
@@ -109,7 +109,8 @@ int vl_trace_parse_buffer_opts(const char *data, size_t len, const vl_trace_opti
 int vl_trace_parse_file(FILE *in, const vl_trace_options *opt, vl_trace *out, char *err, size_t errlen);
 void vl_trace_free(vl_trace *t);
 
-/* Guesses from the first bytes; VL_TRACE_AUTO when nothing fits. */
+/* The one sniff rule, from the first bytes (two suffice for a pickle, the first
+ * non-comment line for the text formats); VL_TRACE_AUTO when nothing fits. */
 vl_trace_format vl_trace_guess(const char *data, size_t len);
 const char *vl_trace_format_name(vl_trace_format f);
 /* "vramlab", "torch-csv", "torch-pickle", "rmm", "auto"; -1 when unknown. */

@@ -86,7 +86,7 @@ for ((k = 1; k <= repeat; k++)); do
         hyperfine -N --warmup "$warmup" --runs "$runs" --style basic --export-json "$json" "${cmds[@]}" || status=1
         python3 scripts/compare.d/hyperfine_to_csv.py "$json" >"$out/hyperfine.$tag.csv" || status=1
     done
-    scripts/machine-state end_ >>"$out/machine.txt"
+    scripts/machine-state --end >>"$out/machine.txt"
 done
 echo "hyperfine: results in $top ($repeat round(s)): hyperfine/*.json and hyperfine.*.csv"
 exit $status

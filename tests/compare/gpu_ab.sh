@@ -8,9 +8,17 @@
 #   noise PAIRS           make noise QUICK=1 over the benchmarks, all four allocators
 #   repeat N              make bench QUICK=1 REPEAT=N (the whole suite; its cost)
 #   torch REPS            torch_alloc_compare REPS times interleaved with alloc_latency caching/async
-# Usage: OUT=DIR tests/compare/gpu_ab.sh STEP [ARGS] [STEP [ARGS] ...]
+#   abrev REV PAIRS       the caching allocator of git revision REV against this tree's
+#                         (make ab A='rev=REV alloc=caching' B='alloc=caching' QUICK=1,
+#                         ONLY=alloc_latency,random_churn)
+#   test                  make test (the GPU tests run here)
+#   bench                 make bench QUICK=1 (every program once)
+# Usage: OUT=DIR VL_GIT_REV=<the revision> tests/compare/gpu_ab.sh STEP [ARGS] [STEP [ARGS] ...]
+# VL_GIT_REV is required: the box's copy of .git may not be the revision that runs.
 set -u
 cd "$(dirname "$0")/../.."
+[ -n "${VL_GIT_REV:-}" ] || { echo "gpu_ab.sh: set VL_GIT_REV to the revision being run" >&2; exit 2; }
+export VL_GIT_REV CUDA_ARCH=sm_90
 OUT=${OUT:-/tmp/vl-out}
 mkdir -p "$OUT" results
 PLUGIN=build/lib/libslow_alloc.so
@@ -81,6 +89,24 @@ while [ $# -gt 0 ]; do
         done
         python3 scripts/compare.d/summarize.py "$d"
         tar czf "$OUT/torch.tgz" "$d"
+        ;;
+    abrev)
+        rev=$1 pairs=$2; shift 2
+        d=results/abrev-$pairs
+        scripts/ab --quick --pairs "$pairs" --only alloc_latency,random_churn --out "$d" \
+            "rev=$rev alloc=caching" "alloc=caching label=tree" >"$d.log" 2>&1
+        echo "abrev: exit $?"; grep -E "metrics compared|slower|faster|^  alloc|^  random" "$d.log" | cut -c1-220 | head -30
+        mv "$d.log" "$d/"
+        tar czf "$OUT/abrev.tgz" "$d"
+        ;;
+    test)
+        make CUDA_ARCH=sm_90 test >"$OUT/test.log" 2>&1
+        echo "test: exit $?"; grep -E "FAILED|failed:|skipped|^tests:" "$OUT/test.log" | tail -15
+        ;;
+    bench)
+        scripts/bench.sh --quick --out results/quick-1 --no-plots >"$OUT/bench.log" 2>&1
+        echo "bench: exit $?"; grep -E "failed|^== summary" -A20 "$OUT/bench.log" | tail -22
+        tar czf "$OUT/bench.tgz" results/quick-1
         ;;
     *) echo "gpu_ab.sh: unknown step '$step'" >&2; exit 2 ;;
     esac

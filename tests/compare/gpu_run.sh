@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 5 on a GPU box in one go (the device tool's `run`): builds the bench programs,
+# The benchmarks and scripts/compare on a GPU box in one go (the device tool's `run`): builds the bench programs,
 # runs the four benches for raw, async and caching (GPU) and caching (sim), replays the
 # synthetic trace and a PyTorch trace recorded here, runs the scripts/compare check
 # (two runs of the same build, one with the deliberately slowed plugin allocator) and
