@@ -157,6 +157,7 @@ typedef struct vl_caching {
      * of all segments + spare_bytes. allocated_high_water never drops (the spares' cap). */
     vl_cretire *retire_head, *retire_tail;
     int64_t retiring_bytes;
+    int64_t last_batch_bytes;      /* what the last reclaim retired: the spares' slack */
     vl_cspare *spares[VL_SPARE_CLASSES];
     int64_t spare_bytes;
     int64_t allocated_high_water;
@@ -259,7 +260,10 @@ int vl_release_map_chunk(vl_caching *c, uintptr_t addr, size_t size);
 int vl_release_unmap_chunk(vl_caching *c, uintptr_t addr, size_t size, int keep);
 /* Gives spare memory back to the device until reserved <= target (0: all of it). */
 void vl_release_spares(vl_caching *c, int64_t target);
-/* The spares' cap: (1 + reclaim) x the allocated high-water mark. */
+/* The spares' cap: (1 + reclaim) x the allocated high-water mark, plus what the last
+ * reclaim retired (on a GPU its event is rarely complete when the mapping it made room
+ * for is made, so that mapping takes fresh memory; keeping one batch's worth lets the
+ * next reclaim's mapping take this one's memory instead of creating and releasing). */
 int64_t vl_release_spare_cap(const vl_caching *c);
 /* Waits for the device and completes every batch, spares given back (trim, close,
  * memory pressure: where waiting is the point). */

@@ -21,8 +21,10 @@
  *     memory kept as spares that the next map of a chunk of that size takes (no
  *     cuMemCreate / cuMemRelease, no zeroing of fresh memory);
  *   - hysteresis: spares stay while reserved <= (1 + reclaim) x the allocated
- *     high-water mark, and only the surplus goes back to the device, so memory about to
- *     be mapped again is not released and created again;
+ *     high-water mark plus what the last reclaim retired, and only the surplus goes back
+ *     to the device, so memory about to be mapped again is not released and created
+ *     again (on a GPU a batch is rarely complete when its reclaim maps: the next
+ *     reclaim's mapping takes its memory);
  *   - only trim, close and device memory pressure wait for the device (drain): there,
  *     waiting is the point.
  *
@@ -88,7 +90,7 @@ int vl_release_unmap_chunk(vl_caching *c, uintptr_t addr, size_t size, int keep)
 int64_t vl_release_spare_cap(const vl_caching *c)
 {
     double reclaim = c->cfg.reclaim > 0 ? c->cfg.reclaim : 0;
-    return (int64_t)((1.0 + reclaim) * (double)c->allocated_high_water);
+    return (int64_t)((1.0 + reclaim) * (double)c->allocated_high_water) + c->last_batch_bytes;
 }
 
 void vl_release_spares(vl_caching *c, int64_t target)
@@ -137,6 +139,8 @@ void vl_release_queue(vl_caching *c, vl_cstream *st, vl_cblock *list)
     }
     r->blocks = list;
     r->next = NULL;
+    c->last_batch_bytes = 0;
+    for (const vl_cblock *b = list; b; b = b->retire_next) c->last_batch_bytes += (int64_t)b->size;
     if (c->retire_tail) c->retire_tail->next = r;
     else c->retire_head = r;
     c->retire_tail = r;
