@@ -136,6 +136,8 @@ static void test_request_that_cannot_fit_maps_nothing(void **state)
     vl_allocator *a = caching_open(d, "caching:segments=expandable");
     assert_null(vl_allocate(a, 500 * MiB, S(1)));
     assert_int_equal(stats_of(a).device_allocs, 0);
+    assert_int_equal(stats_of(a).alloc_retries, 0); /* no flush: it would not help */
+    assert_int_equal(stats_of(a).ooms, 1);
     vl_alloc_close(a);
     vl_device_close(d);
 
@@ -147,6 +149,7 @@ static void test_request_that_cannot_fit_maps_nothing(void **state)
     int64_t maps = stats_of(a).device_allocs;
     assert_null(vl_allocate(a, 500 * MiB, S(2)));
     assert_int_equal(stats_of(a).device_allocs, maps);
+    assert_int_equal(stats_of(a).alloc_retries, 0);
     vl_deallocate(a, live, 0, S(1));
     close_all_returned(d, a);
 }

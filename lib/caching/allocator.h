@@ -231,7 +231,10 @@ void vl_segment_link(vl_caching *c, vl_csegment *s);
 void vl_segment_unlink(vl_caching *c, vl_csegment *s);
 
 /* segments_expandable.c (grow: as vl_classic_grow, but the block is detached: FREE,
- * coalesced, in no bins; vl_caching_alloc hands it out at once) */
+ * coalesced, in no bins; vl_caching_alloc hands it out at once; and *rc may be
+ * VL_GROW_NEVER_FITS: an OOM that no flush can cure, the mapping needing more than the
+ * device could give even with every cached byte released) */
+#define VL_GROW_NEVER_FITS 100
 vl_cblock *vl_expandable_grow(vl_caching *c, vl_cpool *p, size_t rounded, int *rc);
 /* Unmaps every whole chunk inside FREE blocks; releases fully unmapped ranges. */
 size_t vl_expandable_release_free(vl_caching *c);

@@ -201,8 +201,10 @@ void *vl_caching_alloc(vl_caching *c, size_t size, vl_stream s)
             c->st.ooms++; /* a device or host failure, recorded; flushing would not help */
             return NULL;
         }
-        if (!b) {
-            /* Like PyTorch: wait for deferred frees, give every cached byte back, retry once. */
+        /* Like PyTorch: wait for deferred frees, give every cached byte back, retry once.
+         * Not when the mapping cannot fit whatever is given back, unless deferred frees
+         * (counted as in use) may complete and serve the request from the cache. */
+        if (!b && (rc != VL_GROW_NEVER_FITS || c->npending)) {
             c->st.alloc_retries++;
             vl_caching_process_events(c, 1);
             release_cache(c);

@@ -340,7 +340,7 @@ vl_cblock *vl_expandable_grow(vl_caching *c, vl_cpool *p, size_t rounded, int *r
     placement best;
     if (!place(c, p, rounded, &best, rc)) return NULL;
     if (!vl_expandable_could_fit(c, best.bytes)) {
-        *rc = VL_DEV_OOM; /* fails at once, nothing mapped */
+        *rc = VL_GROW_NEVER_FITS; /* fails at once: nothing mapped, nothing flushed */
         return NULL;
     }
     vl_cstream *st = p->stream;
