@@ -143,16 +143,16 @@ static int device_enter(const cuda_impl *c)
     return current;
 }
 
-/* Gives the caller its device back; VL_DEV_OK, or VL_DEV_ERROR when the runtime refused
- * (printed). */
-static int device_leave(int previous)
+/* Gives the caller its device back. A refusal is reported (one line), not returned: the
+ * op itself is done (memory allocated or freed, an event recorded), and reporting it as
+ * failed would make the caller undo or repeat it. */
+static void device_leave(int previous)
 {
-    if (previous < 0) return VL_DEV_OK;
+    if (previous < 0) return;
     cudaError_t err = cudaSetDevice(previous);
-    if (err == cudaSuccess) return VL_DEV_OK;
+    if (err == cudaSuccess) return;
     runtime_failure("cudaSetDevice (restoring the caller's device)", err);
     (void)cudaGetLastError();
-    return VL_DEV_ERROR;
 }
 
 static int runtime_failure(const char *call, cudaError_t err)
@@ -176,10 +176,7 @@ static int cuda_mem_alloc(vl_device *d, size_t size, void **out)
     if (prev == VL_DEVICE_ENTER_FAILED) return VL_DEV_ERROR;
     void *p = NULL;
     cudaError_t err = cudaMalloc(&p, size);
-    if (device_leave(prev) != VL_DEV_OK && err == cudaSuccess) {
-        (void)cudaFree(p); /* the caller's device could not be restored: report, hold nothing */
-        return VL_DEV_ERROR;
-    }
+    device_leave(prev);
     if (err == cudaErrorMemoryAllocation) {
         (void)cudaGetLastError(); /* an OOM is a result: do not leave it as the sticky last error */
         *out = NULL;
@@ -197,8 +194,8 @@ static int cuda_mem_free(vl_device *d, void *ptr, size_t size)
     int prev = device_enter(impl_of(d));
     if (prev == VL_DEVICE_ENTER_FAILED) return VL_DEV_ERROR;
     cudaError_t err = cudaFree(ptr);
-    int left = device_leave(prev);
-    return err == cudaSuccess ? left : runtime_failure("cudaFree", err);
+    device_leave(prev);
+    return err == cudaSuccess ? VL_DEV_OK : runtime_failure("cudaFree", err);
 }
 
 /* --- virtual memory ---------------------------------------------------------------------- */
@@ -323,10 +320,10 @@ static int cuda_event_record(vl_device *d, vl_stream s, vl_event *out)
         err = cudaEventRecord(e, (cudaStream_t)s);
         if (err != cudaSuccess) (void)cudaEventDestroy(e);
     }
-    int left = device_leave(prev);
+    device_leave(prev);
     if (err != cudaSuccess) return runtime_failure("cudaEventRecord", err);
     *out = (vl_event)e;
-    return left;
+    return VL_DEV_OK;
 }
 
 static int cuda_event_query(vl_device *d, vl_event e)
@@ -372,8 +369,8 @@ static int cuda_synchronize(vl_device *d)
     int prev = device_enter(impl_of(d));
     if (prev == VL_DEVICE_ENTER_FAILED) return VL_DEV_ERROR;
     cudaError_t err = cudaDeviceSynchronize();
-    int left = device_leave(prev);
-    return err == cudaSuccess ? left : runtime_failure("cudaDeviceSynchronize", err);
+    device_leave(prev);
+    return err == cudaSuccess ? VL_DEV_OK : runtime_failure("cudaDeviceSynchronize", err);
 }
 
 static int cuda_mem_info(vl_device *d, size_t *free_bytes, size_t *total_bytes)
@@ -381,8 +378,8 @@ static int cuda_mem_info(vl_device *d, size_t *free_bytes, size_t *total_bytes)
     int prev = device_enter(impl_of(d));
     if (prev == VL_DEVICE_ENTER_FAILED) return VL_DEV_ERROR;
     cudaError_t err = cudaMemGetInfo(free_bytes, total_bytes);
-    int left = device_leave(prev);
-    return err == cudaSuccess ? left : runtime_failure("cudaMemGetInfo", err);
+    device_leave(prev);
+    return err == cudaSuccess ? VL_DEV_OK : runtime_failure("cudaMemGetInfo", err);
 }
 
 static void cuda_close(vl_device *d)
@@ -396,7 +393,7 @@ static void cuda_close(vl_device *d)
             cudaError_t err = cudaEventDestroy(c->pool[i]);
             if (err != cudaSuccess) runtime_failure("cudaEventDestroy at close", err);
         }
-        if (prev != VL_DEVICE_ENTER_FAILED) (void)device_leave(prev);
+        if (prev != VL_DEVICE_ENTER_FAILED) device_leave(prev);
         free(c->pool);
         pthread_mutex_destroy(&c->pool_lock);
         free(c);
