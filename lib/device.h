@@ -17,6 +17,7 @@
 
 typedef struct vl_stream_s *vl_stream; /* cudaStream_t on cuda; any token on sim; NULL = default stream */
 typedef struct vl_event_s *vl_event;   /* cudaEvent_t on cuda; a sim event on sim */
+typedef struct vl_phys_s *vl_phys;     /* physical memory kept unmapped: a CUmemGenericAllocationHandle on cuda */
 
 enum {
     VL_DEV_OK = 0,
@@ -35,16 +36,21 @@ typedef struct vl_device_ops {
     /* Virtual memory. va_reserve reserves address space (no memory). map backs
      * [addr, addr+size) with ONE new physical allocation and makes it accessible;
      * size is a multiple of d->granularity. unmap unmaps and releases exactly a range
-     * that one map call created (not a part of it, not two at once); it first waits for
-     * work already queued that may still use the range (cuMemUnmap itself does not
-     * wait). `owner` is the stream whose work may use it (other streams' uses are held
-     * back behind record_use events): the sim device completes that stream's events;
-     * the cuda device waits for the whole device, because the program may already
-     * have destroyed `owner`. */
+     * that one map (or map_phys) call created (not a part of it, not two at once).
+     * unmap does NOT wait for queued work (neither does cuMemUnmap): the caller unmaps
+     * only what no queued work can still use, which it knows from events recorded on
+     * the streams that used the range, or from a synchronize.
+     * unmap_keep unmaps likewise but keeps the physical memory as *out, which
+     * map_phys maps again at any address of a reservation (same size; on success the
+     * mapping owns it again, on failure it stays the caller's), saving the creation of
+     * new memory; phys_release gives kept memory back to the device. */
     int (*va_reserve)(vl_device *d, size_t size, void **out);
     int (*va_release)(vl_device *d, void *addr, size_t size);
     int (*map)(vl_device *d, void *addr, size_t size);
-    int (*unmap)(vl_device *d, void *addr, size_t size, vl_stream owner);
+    int (*unmap)(vl_device *d, void *addr, size_t size);
+    int (*unmap_keep)(vl_device *d, void *addr, size_t size, vl_phys *out);
+    int (*map_phys)(vl_device *d, void *addr, size_t size, vl_phys phys);
+    int (*phys_release)(vl_device *d, vl_phys phys, size_t size);
 
     /* Events: record an event on a stream now (the device may hand out pooled events),
      * ask whether it completed (1 yes, 0 not yet, <0 error), give it back. */
@@ -99,15 +105,20 @@ extern const vl_option_doc vl_device_cuda_options[];
 void vl_sim_complete_stream(vl_device *d, vl_stream s); /* all events recorded so far on s */
 void vl_sim_complete_all(vl_device *d);
 size_t vl_sim_pending_events(vl_device *d);
-/* Device-side counters of the simulation: bytes in plain allocations + mapped chunks. */
+/* Device-side counters of the simulation: bytes in plain allocations + mapped chunks +
+ * physical memory kept by unmap_keep; mapped bytes alone; whether addr lies in a live
+ * mapping. */
 size_t vl_sim_used_bytes(vl_device *d);
+size_t vl_sim_mapped_bytes(vl_device *d);
+int vl_sim_is_mapped(vl_device *d, void *addr);
 
 /* Fault injection on sim (also the SPEC options fail_alloc=N, fail_map=N, ...): the nth
  * call of kind op from now on (1 = the next) fails with VL_DEV_ERROR, once; 0 disarms.
+ * map_phys counts as a map, unmap_keep as an unmap.
  * An injected event_query failure returns -1. */
 typedef enum vl_sim_op {
     VL_SIM_MEM_ALLOC, VL_SIM_MEM_FREE, VL_SIM_VA_RESERVE, VL_SIM_VA_RELEASE, VL_SIM_MAP,
-    VL_SIM_UNMAP, VL_SIM_EVENT_RECORD, VL_SIM_EVENT_QUERY, VL_SIM_SYNCHRONIZE, VL_SIM_OPS
+    VL_SIM_UNMAP, VL_SIM_EVENT_RECORD, VL_SIM_EVENT_QUERY, VL_SIM_SYNCHRONIZE, VL_SIM_PHYS_RELEASE, VL_SIM_OPS
 } vl_sim_op;
 void vl_sim_fail_nth(vl_device *d, vl_sim_op op, uint64_t n);
 

@@ -45,6 +45,7 @@ const vl_option_doc vl_device_sim_options[] = {
     {"fail_event", VL_OPT_INT, "0", NULL, "the Nth event_record fails with a device error (0: never)", 0, 0},
     {"fail_query", VL_OPT_INT, "0", NULL, "the Nth event_query fails with a device error (0: never)", 0, 0},
     {"fail_sync", VL_OPT_INT, "0", NULL, "the Nth synchronize fails with a device error (0: never)", 0, 0},
+    {"fail_phys", VL_OPT_INT, "0", NULL, "the Nth phys_release (of memory kept by unmap_keep) fails with a device error (0: never)", 0, 0},
     {NULL, 0, NULL, NULL, NULL, 0, 0},
 };
 
@@ -54,12 +55,24 @@ const vl_option_doc vl_device_sim_options[] = {
 #define SIM_PLAIN_ALIGN UINT64_C(512)
 
 /* One va_reserve. Invariant: mapped_bits has one bit per granule, set while that granule
- * belongs to a live map() range; mapped_bytes = granularity * popcount(mapped_bits). */
+ * belongs to a live map() range; start_bits (the second half of the same array) marks
+ * the first granule of each live map() range, so "exactly one range a map call made"
+ * is a check of neighbouring bits, with no table of ranges (a hash table of every
+ * mapping was the sim's largest cost with 400k 2 MiB chunks mapped); mapped_bytes =
+ * granularity * popcount(mapped_bits). */
 typedef struct sim_reservation {
     uint64_t base, size;
-    uint64_t *mapped_bits;
+    uint64_t *mapped_bits, *start_bits;
     uint64_t mapped_bytes;
 } sim_reservation;
+
+/* Physical memory kept by unmap_keep: its size, and a tag so misuse (a handle used
+ * twice, a foreign pointer) is caught. */
+#define SIM_PHYS_TAG UINT64_C(0x7068797373696d21)
+typedef struct sim_phys {
+    uint64_t tag;
+    uint64_t size;
+} sim_phys;
 
 /* A simulated event: complete once its stream's completed sequence number reaches seq. */
 typedef struct sim_event {
@@ -87,9 +100,10 @@ typedef struct sim_device {
     uint64_t capacity, overhead, granularity;
     int manual_events;
     uint64_t next_address;       /* bump pointer */
-    uint64_t used_bytes;         /* plain allocations + mapped granules */
+    uint64_t used_bytes;         /* plain allocations + mapped granules + kept physical memory */
+    uint64_t mapped_bytes;       /* mapped granules */
+    size_t live_phys;            /* sim_phys records alive (kept by unmap_keep) */
     vl_addrmap plain;            /* plain allocation address -> size */
-    vl_addrmap mappings;         /* map() range start -> size */
     sim_reservation *reservations; /* sorted by base (the bump pointer only grows) */
     size_t nreservations, reservations_cap;
     sim_stream *streams;
@@ -104,7 +118,8 @@ typedef struct sim_device {
 
 static const char *const fault_keys[VL_SIM_OPS] = {"fail_alloc",   "fail_free", "fail_reserve",
                                                    "fail_release", "fail_map",  "fail_unmap",
-                                                   "fail_event",   "fail_query", "fail_sync"};
+                                                   "fail_event",   "fail_query", "fail_sync",
+                                                   "fail_phys"};
 
 static sim_device *sim_of(vl_device *d) { return (sim_device *)d->impl; }
 
@@ -222,13 +237,14 @@ static int sim_va_reserve(vl_device *d, size_t size, void **out)
         s->reservations_cap = cap;
     }
     uint64_t granules = size / s->granularity;
-    uint64_t *bits = calloc((granules + 63) / 64, sizeof *bits);
+    uint64_t words = (granules + 63) / 64;
+    uint64_t *bits = calloc(2 * words, sizeof *bits);
     if (!bits) {
         rc = sim_misuse("out of host memory", NULL, size);
     } else {
         uint64_t base = align_up(s->next_address, s->granularity);
         s->next_address = base + size;
-        s->reservations[s->nreservations++] = (sim_reservation){base, size, bits, 0};
+        s->reservations[s->nreservations++] = (sim_reservation){base, size, bits, bits + words, 0};
         *out = (void *)(uintptr_t)base;
     }
     pthread_mutex_unlock(&s->lock);
@@ -274,65 +290,137 @@ static void set_bits(uint64_t *bits, uint64_t first, uint64_t count, int on)
     }
 }
 
+/* Maps [addr, addr+size); fresh = 1 takes new memory from the capacity, 0 maps memory
+ * kept by unmap_keep (already counted). Caller holds the lock. */
+static int map_locked(sim_device *s, void *addr, size_t size, int fresh)
+{
+    uint64_t a = (uintptr_t)addr;
+    if (size == 0 || size % s->granularity || a % s->granularity)
+        return sim_misuse("map of a range that is not granularity-aligned", addr, size);
+    sim_reservation *r = find_reservation(s, a, size);
+    uint64_t first = r ? (a - r->base) / s->granularity : 0, count = size / s->granularity;
+    if (injected_fault(s, VL_SIM_MAP)) return VL_DEV_ERROR;
+    if (!r) return sim_misuse("map outside every reservation", addr, size);
+    if (any_bit(r->mapped_bits, first, count)) return sim_misuse("map of a range that is already (partly) mapped", addr, size);
+    if (fresh && size > s->capacity - s->overhead - s->used_bytes) return VL_DEV_OOM;
+    set_bits(r->mapped_bits, first, count, 1);
+    set_bits(r->start_bits, first, 1, 1);
+    r->mapped_bytes += size;
+    s->mapped_bytes += size;
+    if (fresh) s->used_bytes += size;
+    return VL_DEV_OK;
+}
+
 static int sim_map(vl_device *d, void *addr, size_t size)
 {
     sim_device *s = sim_of(d);
     if (!d->vmm_supported) return VL_DEV_UNSUPPORTED;
-    uint64_t a = (uintptr_t)addr;
-    if (size == 0 || size % s->granularity || a % s->granularity)
-        return sim_misuse("map of a range that is not granularity-aligned", addr, size);
     pthread_mutex_lock(&s->lock);
-    int rc = VL_DEV_OK;
-    sim_reservation *r = find_reservation(s, a, size);
-    uint64_t first = r ? (a - r->base) / s->granularity : 0, count = size / s->granularity;
-    if (injected_fault(s, VL_SIM_MAP)) {
-        rc = VL_DEV_ERROR;
-    } else if (!r) {
-        rc = sim_misuse("map outside every reservation", addr, size);
-    } else if (any_bit(r->mapped_bits, first, count)) {
-        rc = sim_misuse("map of a range that is already (partly) mapped", addr, size);
-    } else if (size > s->capacity - s->overhead - s->used_bytes) {
-        rc = VL_DEV_OOM;
-    } else if (vl_addrmap_insert(&s->mappings, (uintptr_t)a, size) != 0) {
-        rc = sim_misuse("out of host memory", addr, size);
-    } else {
-        set_bits(r->mapped_bits, first, count, 1);
-        r->mapped_bytes += size;
-        s->used_bytes += size;
-    }
+    int rc = map_locked(s, addr, size, 1);
     pthread_mutex_unlock(&s->lock);
     return rc;
 }
 
-static sim_stream *stream_of(sim_device *s, vl_stream st);
+/* Unmaps exactly one mapped range; keep = 1 leaves its memory counted (unmap_keep).
+ * Caller holds the lock. */
+static int unmap_locked(sim_device *s, void *addr, size_t size, int keep)
+{
+    if (injected_fault(s, VL_SIM_UNMAP)) return VL_DEV_ERROR;
+    sim_reservation *r = find_reservation(s, (uintptr_t)addr, size);
+    uint64_t a = (uintptr_t)addr;
+    if (!r || size == 0 || size % s->granularity || a % s->granularity)
+        return sim_misuse("unmap of a range that is not exactly one mapped range", addr, size);
+    uint64_t first = (a - r->base) / s->granularity, count = size / s->granularity;
+    uint64_t granules = r->size / s->granularity, after = first + count;
+    /* Exactly one map() range: it starts here, covers the range, no other starts inside,
+     * and it ends here (the next granule is unmapped or starts another range). */
+    int exact = any_bit(r->start_bits, first, 1) && !any_bit(r->start_bits, first + 1, count - 1);
+    for (uint64_t g = first; exact && g < after; g++) exact = any_bit(r->mapped_bits, g, 1);
+    if (exact && after < granules) exact = !any_bit(r->mapped_bits, after, 1) || any_bit(r->start_bits, after, 1);
+    if (!exact) return sim_misuse("unmap of a range that is not exactly one mapped range", addr, size);
+    set_bits(r->mapped_bits, first, count, 0);
+    set_bits(r->start_bits, first, 1, 0);
+    r->mapped_bytes -= size;
+    s->mapped_bytes -= size;
+    if (!keep) s->used_bytes -= size;
+    return VL_DEV_OK;
+}
 
-/* Waiting for the owner's queued work (device.h) completes the events recorded on it,
- * as cudaStreamSynchronize would; other streams' events stay as they are. */
-static int sim_unmap(vl_device *d, void *addr, size_t size, vl_stream owner)
+/* Like cuMemUnmap: no waiting. Whether queued work still used the range is the
+ * caller's business (device.h); tests check the allocator's ordering through
+ * events=manual and vl_sim_is_mapped. */
+static int sim_unmap(vl_device *d, void *addr, size_t size)
 {
     sim_device *s = sim_of(d);
     if (!d->vmm_supported) return VL_DEV_UNSUPPORTED;
     pthread_mutex_lock(&s->lock);
-    if (injected_fault(s, VL_SIM_UNMAP)) {
-        pthread_mutex_unlock(&s->lock);
-        return VL_DEV_ERROR;
-    }
-    sim_stream *os = stream_of(s, owner);
-    if (os) os->completed = os->recorded;
-    int rc = VL_DEV_OK;
-    vl_addrmap_slot *m = vl_addrmap_find(&s->mappings, (uintptr_t)addr);
-    sim_reservation *r = find_reservation(s, (uintptr_t)addr, size);
-    if (!m || m->value != size || !r) {
-        rc = sim_misuse("unmap of a range that is not exactly one mapped range", addr, size);
-    } else {
-        vl_addrmap_remove(&s->mappings, (uintptr_t)addr, NULL);
-        set_bits(r->mapped_bits, ((uintptr_t)addr - r->base) / s->granularity, size / s->granularity, 0);
-        r->mapped_bytes -= size;
-        s->used_bytes -= size;
-    }
+    int rc = unmap_locked(s, addr, size, 0);
     pthread_mutex_unlock(&s->lock);
     return rc;
 }
+
+static int sim_unmap_keep(vl_device *d, void *addr, size_t size, vl_phys *out)
+{
+    sim_device *s = sim_of(d);
+    *out = NULL;
+    if (!d->vmm_supported) return VL_DEV_UNSUPPORTED;
+    sim_phys *ph = malloc(sizeof *ph);
+    if (!ph) return sim_misuse("out of host memory", addr, size);
+    pthread_mutex_lock(&s->lock);
+    int rc = unmap_locked(s, addr, size, 1);
+    if (rc == VL_DEV_OK) {
+        *ph = (sim_phys){SIM_PHYS_TAG, size};
+        *out = (vl_phys)ph;
+        s->live_phys++;
+        ph = NULL;
+    }
+    pthread_mutex_unlock(&s->lock);
+    free(ph);
+    return rc;
+}
+
+static int sim_map_phys(vl_device *d, void *addr, size_t size, vl_phys phys)
+{
+    sim_device *s = sim_of(d);
+    if (!d->vmm_supported) return VL_DEV_UNSUPPORTED;
+    sim_phys *ph = (sim_phys *)phys;
+    if (!ph || ph->tag != SIM_PHYS_TAG) return sim_misuse("map_phys of memory unmap_keep did not return", addr, size);
+    if (ph->size != size) return sim_misuse("map_phys with a size other than the kept one", addr, size);
+    pthread_mutex_lock(&s->lock);
+    int rc = map_locked(s, addr, size, 0);
+    if (rc == VL_DEV_OK) s->live_phys--;
+    pthread_mutex_unlock(&s->lock);
+    if (rc == VL_DEV_OK) {
+        ph->tag = 0;
+        free(ph);
+    }
+    return rc;
+}
+
+static int sim_phys_release(vl_device *d, vl_phys phys, size_t size)
+{
+    sim_device *s = sim_of(d);
+    if (!d->vmm_supported) return VL_DEV_UNSUPPORTED;
+    sim_phys *ph = (sim_phys *)phys;
+    if (!ph || ph->tag != SIM_PHYS_TAG || ph->size != size)
+        return sim_misuse("phys_release of memory unmap_keep did not return (or of another size)", phys, size);
+    pthread_mutex_lock(&s->lock);
+    int rc = VL_DEV_OK;
+    if (injected_fault(s, VL_SIM_PHYS_RELEASE)) {
+        rc = VL_DEV_ERROR;
+    } else {
+        s->used_bytes -= size;
+        s->live_phys--;
+    }
+    pthread_mutex_unlock(&s->lock);
+    if (rc == VL_DEV_OK) {
+        ph->tag = 0;
+        free(ph);
+    }
+    return rc;
+}
+
+static sim_stream *stream_of(sim_device *s, vl_stream st);
 
 /* --- events ----------------------------------------------------------------------- */
 
@@ -461,6 +549,27 @@ size_t vl_sim_pending_events(vl_device *d)
     return pending;
 }
 
+size_t vl_sim_mapped_bytes(vl_device *d)
+{
+    if (!d || !d->simulated) return 0;
+    sim_device *s = sim_of(d);
+    pthread_mutex_lock(&s->lock);
+    size_t mapped = s->mapped_bytes;
+    pthread_mutex_unlock(&s->lock);
+    return mapped;
+}
+
+int vl_sim_is_mapped(vl_device *d, void *addr)
+{
+    if (!d || !d->simulated) return 0;
+    sim_device *s = sim_of(d);
+    pthread_mutex_lock(&s->lock);
+    sim_reservation *r = find_reservation(s, (uintptr_t)addr, 1);
+    int mapped = r && any_bit(r->mapped_bits, ((uintptr_t)addr - r->base) / s->granularity, 1);
+    pthread_mutex_unlock(&s->lock);
+    return mapped;
+}
+
 size_t vl_sim_used_bytes(vl_device *d)
 {
     if (!d || !d->simulated) return 0;
@@ -507,7 +616,6 @@ static void sim_close(vl_device *d)
         s->event_chunks = next;
     }
     vl_addrmap_destroy(&s->plain);
-    vl_addrmap_destroy(&s->mappings);
     pthread_mutex_destroy(&s->lock);
     free(s);
 }
@@ -519,6 +627,9 @@ static const vl_device_ops sim_ops = {
     .va_release = sim_va_release,
     .map = sim_map,
     .unmap = sim_unmap,
+    .unmap_keep = sim_unmap_keep,
+    .map_phys = sim_map_phys,
+    .phys_release = sim_phys_release,
     .event_record = sim_event_record,
     .event_query = sim_event_query,
     .event_release = sim_event_release,
@@ -555,7 +666,7 @@ vl_device *vl_device_sim_open(const vl_spec *spec, int *status, char *err, size_
         fail_at[op] = (uint64_t)n;
     }
     sim_device *s = calloc(1, sizeof *s);
-    if (!s || vl_addrmap_init(&s->plain, 1024) || vl_addrmap_init(&s->mappings, 1024)) {
+    if (!s || vl_addrmap_init(&s->plain, 1024)) {
         if (s) {
             vl_addrmap_destroy(&s->plain);
             free(s);

@@ -11,16 +11,6 @@
 
 #include "rng.h"
 
-static void close_both(vl_device *d, vl_allocator *a)
-{
-    assert_consistent(a);
-    vl_trim(a);
-    assert_int_equal(stats_of(a).reserved_bytes, 0);
-    assert_int_equal(vl_sim_used_bytes(d), 0);
-    vl_alloc_close(a);
-    vl_device_close(d);
-}
-
 /* 16 x 4 MiB fill the 64 MiB device, so the pool's first range (as large as the device)
  * is mapped end to end; every other block is freed: 32 MiB free in 4 MiB holes. */
 static void fill_and_free_every_other(vl_allocator *a, void *p[16], vl_stream s)
@@ -60,7 +50,7 @@ static void test_large_request_opens_a_further_range(void **state)
     assert_consistent(a);
     vl_deallocate(a, big, 16 * MiB, S(1));
     free_all(a, p, S(1));
-    close_both(d, a);
+    close_all_returned(d, a);
 }
 
 static void test_pressure_takes_other_streams_chunks_without_a_flush(void **state)
@@ -80,7 +70,7 @@ static void test_pressure_takes_other_streams_chunks_without_a_flush(void **stat
     assert_int_equal(st.reserved_bytes, 64 * MiB); /* 32 live, 24 new, 2 holes still cached */
     vl_deallocate(a, q, 24 * MiB, S(2));
     free_all(a, p, S(1));
-    close_both(d, a);
+    close_all_returned(d, a);
 }
 
 /* Random churn over the whole device, like fragmentation_churn's random_churn (live bytes
@@ -122,7 +112,7 @@ static void test_churn_over_the_whole_device_fails_only_when_memory_is_short(voi
     assert_consistent(a);
     for (size_t i = 0; i < slots; i++)
         if (ptr[i]) vl_deallocate(a, ptr[i], size[i], S(1));
-    close_both(d, a);
+    close_all_returned(d, a);
 }
 
 /* scenarios/free_stall.c's loop: each step allocates 4 buffers (log-uniform 64 KiB..
@@ -158,7 +148,7 @@ static void test_multi_stream_loop_maps_nothing_per_step(void **state)
                   (double)after.peak_reserved_bytes / (double)after.peak_allocated_bytes);
     assert_int_equal(maps, 0);
     assert_int_equal(unmaps, 0);
-    close_both(d, a);
+    close_all_returned(d, a);
 }
 
 int main(void)

@@ -52,4 +52,17 @@ static inline vl_alloc_stats stats_of(vl_allocator *a)
     return st;
 }
 
+/* Ends a sim test: invariants hold, every event completes, trim gives the device all its
+ * memory back; then closes both. */
+static inline void close_all_returned(vl_device *d, vl_allocator *a)
+{
+    assert_consistent(a);
+    vl_sim_complete_all(d);
+    vl_trim(a);
+    assert_int_equal(stats_of(a).reserved_bytes, 0);
+    assert_int_equal(vl_sim_used_bytes(d), 0);
+    vl_alloc_close(a);
+    vl_device_close(d);
+}
+
 #endif

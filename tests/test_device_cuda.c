@@ -172,8 +172,8 @@ static void test_vmm_map_round_trip_and_release(void **state)
     assert_true(free0 - free1 >= 4 * g);
 
     /* Unmap gives the physical memory back at once. */
-    assert_int_equal(d->ops->unmap(d, base + 2 * g, 2 * g, NULL), VL_DEV_OK);
-    assert_int_equal(d->ops->unmap(d, base, 2 * g, NULL), VL_DEV_OK);
+    assert_int_equal(d->ops->unmap(d, base + 2 * g, 2 * g), VL_DEV_OK);
+    assert_int_equal(d->ops->unmap(d, base, 2 * g), VL_DEV_OK);
     assert_int_equal(d->ops->mem_info(d, &free2, &total), VL_DEV_OK);
     assert_true(free2 >= free1 + 4 * g);
 
@@ -185,7 +185,7 @@ static void test_vmm_map_round_trip_and_release(void **state)
     assert_int_equal(d->ops->va_release(d, big, big_size), VL_DEV_OK);
     assert_int_equal(d->ops->map(d, base, g), VL_DEV_OK);
     check_round_trip(base, g);
-    assert_int_equal(d->ops->unmap(d, base, g, NULL), VL_DEV_OK);
+    assert_int_equal(d->ops->unmap(d, base, g), VL_DEV_OK);
 
     assert_int_equal(d->ops->va_release(d, va, range), VL_DEV_OK);
     vl_device_close(d);
@@ -232,7 +232,10 @@ static void test_event_completes_after_the_work_before_it(void **state)
  * queued before the free may still use them. Unmap must wait for them (as cudaFree
  * does); if it did not, the fill below would fault with an illegal address. Runs
  * last: a fault would poison the context for any test after it. */
-static void test_unmap_waits_for_queued_work(void **state)
+/* unmap does not wait (device.h): the caller unmaps only once an event recorded after
+ * the last use completed. Kept memory (unmap_keep) mapped again elsewhere holds the
+ * same bytes, and is given back by phys_release. */
+static void test_unmap_after_event_and_remap_kept_memory(void **state)
 {
     (void)state;
     vl_device *d = open_or_skip("cuda");
@@ -242,17 +245,51 @@ static void test_unmap_waits_for_queued_work(void **state)
     }
     const size_t g = d->granularity;
     void *va = NULL;
-    assert_int_equal(d->ops->va_reserve(d, g, &va), VL_DEV_OK);
-    assert_int_equal(d->ops->map(d, va, g), VL_DEV_OK);
+    assert_int_equal(d->ops->va_reserve(d, 2 * g, &va), VL_DEV_OK);
+    char *a = va, *b = a + g;
+    assert_int_equal(d->ops->map(d, a, g), VL_DEV_OK);
     cudaStream_t s;
     VL_CUDA_CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
-    vl_spin(s, 100u * 1000u * 1000u); /* the fill runs 100 ms after the unmap is asked for */
-    vl_fill_u32(va, g / sizeof(uint32_t), 7u, s);
-    assert_int_equal(d->ops->unmap(d, va, g, (vl_stream)s), VL_DEV_OK);
-    assert_int_equal(cudaStreamSynchronize(s), cudaSuccess);
+    vl_spin(s, 50u * 1000u * 1000u);
+    vl_fill_iota_u32((uint32_t *)a, g / sizeof(uint32_t), 11u, s);
+    vl_event e;
+    assert_int_equal(d->ops->event_record(d, (vl_stream)s, &e), VL_DEV_OK);
+    int done;
+    while ((done = d->ops->event_query(d, e)) == 0) usleep(1000);
+    assert_int_equal(done, 1);
+    d->ops->event_release(d, e);
+    vl_phys kept = NULL;
+    assert_int_equal(d->ops->unmap_keep(d, a, g, &kept), VL_DEV_OK);
+    assert_non_null(kept);
+    assert_int_equal(d->ops->map_phys(d, b, g, kept), VL_DEV_OK);
+    unsigned long long *bad = NULL;
+    VL_CUDA_CHECK(cudaMallocManaged((void **)&bad, sizeof *bad, cudaMemAttachGlobal));
+    *bad = 0;
+    vl_count_mismatch_u32((const uint32_t *)b, g / sizeof(uint32_t), 11u, 1, bad, s);
+    VL_CUDA_CHECK(cudaStreamSynchronize(s));
+    assert_int_equal(*bad, 0); /* the same physical memory */
+    VL_CUDA_CHECK(cudaFree(bad));
+    assert_int_equal(d->ops->unmap_keep(d, b, g, &kept), VL_DEV_OK);
+    assert_int_equal(d->ops->phys_release(d, kept, g), VL_DEV_OK);
     assert_int_equal(cudaGetLastError(), cudaSuccess);
-    assert_int_equal(d->ops->va_release(d, va, g), VL_DEV_OK);
+    assert_int_equal(d->ops->va_release(d, va, 2 * g), VL_DEV_OK);
     VL_CUDA_CHECK(cudaStreamDestroy(s));
+    vl_device_close(d);
+}
+
+/* The device reports failures, it never ends the process (it runs inside PyTorch through
+ * the plugin): a refused call returns VL_DEV_ERROR and the device stays usable. */
+static void test_failures_are_returned_not_exits(void **state)
+{
+    (void)state;
+    vl_device *d = open_or_skip("cuda");
+    int local = 0;
+    assert_int_equal(d->ops->mem_free(d, &local, sizeof local), VL_DEV_ERROR); /* a host address */
+    (void)cudaGetLastError();
+    void *p = NULL;
+    assert_int_equal(d->ops->mem_alloc(d, 4096, &p), VL_DEV_OK);
+    assert_int_equal(d->ops->mem_free(d, p, 4096), VL_DEV_OK);
+    assert_int_equal(d->ops->synchronize(d), VL_DEV_OK);
     vl_device_close(d);
 }
 
@@ -266,7 +303,8 @@ int main(void)
         cmocka_unit_test(test_vmm_map_round_trip_and_release),
         cmocka_unit_test(test_vmm_disabled_by_option),
         cmocka_unit_test(test_event_completes_after_the_work_before_it),
-        cmocka_unit_test(test_unmap_waits_for_queued_work),
+        cmocka_unit_test(test_unmap_after_event_and_remap_kept_memory),
+        cmocka_unit_test(test_failures_are_returned_not_exits),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -59,13 +59,13 @@ static void test_vmm_rules(void **state)
     /* Capacity counts mapped memory: 6 + 12 > 16. */
     assert_int_equal(d->ops->map(d, base + 8 * MiB, 12 * MiB), VL_DEV_OOM);
     /* unmap takes exactly one map call's range. */
-    assert_int_equal(d->ops->unmap(d, base, 2 * MiB, NULL), VL_DEV_ERROR);       /* part of one */
-    assert_int_equal(d->ops->unmap(d, base, 6 * MiB, NULL), VL_DEV_ERROR);       /* two at once */
-    assert_int_equal(d->ops->unmap(d, base + 2 * MiB, 2 * MiB, NULL), VL_DEV_ERROR);
+    assert_int_equal(d->ops->unmap(d, base, 2 * MiB), VL_DEV_ERROR);       /* part of one */
+    assert_int_equal(d->ops->unmap(d, base, 6 * MiB), VL_DEV_ERROR);       /* two at once */
+    assert_int_equal(d->ops->unmap(d, base + 2 * MiB, 2 * MiB), VL_DEV_ERROR);
     assert_int_equal(d->ops->va_release(d, va, 64 * MiB), VL_DEV_ERROR);   /* still mapped */
-    assert_int_equal(d->ops->unmap(d, base, 4 * MiB, NULL), VL_DEV_OK);
-    assert_int_equal(d->ops->unmap(d, base, 4 * MiB, NULL), VL_DEV_ERROR);       /* twice */
-    assert_int_equal(d->ops->unmap(d, base + 4 * MiB, 2 * MiB, NULL), VL_DEV_OK);
+    assert_int_equal(d->ops->unmap(d, base, 4 * MiB), VL_DEV_OK);
+    assert_int_equal(d->ops->unmap(d, base, 4 * MiB), VL_DEV_ERROR);       /* twice */
+    assert_int_equal(d->ops->unmap(d, base + 4 * MiB, 2 * MiB), VL_DEV_OK);
     assert_int_equal(vl_sim_used_bytes(d), 0);
     assert_int_equal(d->ops->va_release(d, va, 32 * MiB), VL_DEV_ERROR);   /* wrong size */
     assert_int_equal(d->ops->va_release(d, va, 64 * MiB), VL_DEV_OK);
@@ -115,25 +115,36 @@ static void test_events_manual(void **state)
     vl_device_close(d);
 }
 
-/* unmap waits for its owner stream's queued work (device.h): on sim, the events recorded
- * on the owner complete; another stream's stay pending. */
-static void test_unmap_completes_the_owner_stream_only(void **state)
+/* unmap does not wait (device.h), nor complete any event; unmap_keep keeps the memory
+ * counted until map_phys maps it again (no new memory) or phys_release gives it back. */
+static void test_unmap_keep_and_map_phys(void **state)
 {
     (void)state;
-    vl_device *d = sim_open("sim:events=manual");
-    vl_stream owner = (vl_stream)(uintptr_t)1, other = (vl_stream)(uintptr_t)2;
+    vl_device *d = sim_open("sim:capacity=8MiB,events=manual");
     void *va = NULL;
-    vl_event e_owner, e_other;
-    assert_int_equal(d->ops->va_reserve(d, 2 * MiB, &va), VL_DEV_OK);
-    assert_int_equal(d->ops->map(d, va, 2 * MiB), VL_DEV_OK);
-    assert_int_equal(d->ops->event_record(d, owner, &e_owner), VL_DEV_OK);
-    assert_int_equal(d->ops->event_record(d, other, &e_other), VL_DEV_OK);
-    assert_int_equal(d->ops->unmap(d, va, 2 * MiB, owner), VL_DEV_OK);
-    assert_int_equal(d->ops->event_query(d, e_owner), 1);
-    assert_int_equal(d->ops->event_query(d, e_other), 0);
-    d->ops->event_release(d, e_owner);
-    d->ops->event_release(d, e_other);
-    assert_int_equal(d->ops->va_release(d, va, 2 * MiB), VL_DEV_OK);
+    vl_event e;
+    assert_int_equal(d->ops->va_reserve(d, 8 * MiB, &va), VL_DEV_OK);
+    char *a = va, *b = a + 4 * MiB;
+    assert_int_equal(d->ops->map(d, a, 4 * MiB), VL_DEV_OK);
+    assert_int_equal(d->ops->event_record(d, S(1), &e), VL_DEV_OK);
+    vl_phys kept = NULL;
+    assert_int_equal(d->ops->unmap_keep(d, a, 4 * MiB, &kept), VL_DEV_OK);
+    assert_int_equal(d->ops->event_query(d, e), 0); /* nothing waited */
+    assert_false(vl_sim_is_mapped(d, a));
+    assert_int_equal(vl_sim_mapped_bytes(d), 0);
+    assert_int_equal(vl_sim_used_bytes(d), 4 * MiB);
+    assert_int_equal(d->ops->map(d, b, 4 * MiB), VL_DEV_OK);   /* the other half of capacity */
+    assert_int_equal(d->ops->map(d, a, 2 * MiB), VL_DEV_OOM);  /* kept memory still counts */
+    assert_int_equal(d->ops->unmap(d, b, 4 * MiB), VL_DEV_OK);
+    assert_int_equal(d->ops->map_phys(d, b, 2 * MiB, kept), VL_DEV_ERROR); /* another size */
+    assert_int_equal(d->ops->map_phys(d, b, 4 * MiB, kept), VL_DEV_OK);
+    assert_true(vl_sim_is_mapped(d, b));
+    assert_int_equal(vl_sim_used_bytes(d), 4 * MiB);
+    assert_int_equal(d->ops->unmap_keep(d, b, 4 * MiB, &kept), VL_DEV_OK);
+    assert_int_equal(d->ops->phys_release(d, kept, 4 * MiB), VL_DEV_OK);
+    assert_int_equal(vl_sim_used_bytes(d), 0);
+    d->ops->event_release(d, e);
+    assert_int_equal(d->ops->va_release(d, va, 8 * MiB), VL_DEV_OK);
     vl_device_close(d);
 }
 
@@ -171,7 +182,7 @@ int main(void)
         cmocka_unit_test(test_vmm_rules),
         cmocka_unit_test(test_no_vmm),
         cmocka_unit_test(test_events_manual),
-        cmocka_unit_test(test_unmap_completes_the_owner_stream_only),
+        cmocka_unit_test(test_unmap_keep_and_map_phys),
         cmocka_unit_test(test_events_immediate),
         cmocka_unit_test(test_bad_specs),
     };

@@ -41,13 +41,18 @@ typedef struct vl_cpool {
     struct vl_cstream *stream;
     int small;
     struct vl_csegment *ranges; /* segments=expandable: this pool's VA ranges (via pool_next), or NULL */
+    /* segments=expandable: the UNMAPPED blocks of this pool's ranges, by size (a second
+     * vl_bins; allocated with the pool's first range, NULL before). Placement finds the
+     * smallest hole that fits in O(log n) instead of walking every hole. */
+    vl_bins *holes;
 } vl_cpool;
 
 /* A segment: classic = one mem_alloc; expandable = one va_reserve whose chunks are mapped
  * on demand. Invariant: mapped_bytes == size for classic; for expandable it is the sum
  * of its non-UNMAPPED blocks, made of mapped_chunks whole chunks, and the segment is on
  * its pool's `ranges` list (a pool opens a further range when a request fits no unmapped
- * space of the ones it has: segments_expandable.c). */
+ * space of the ones it has: segments_expandable.c). mapped_bytes includes RETIRING
+ * blocks (still mapped until their event completes). */
 typedef struct vl_csegment {
     uintptr_t base;
     size_t size;
@@ -58,9 +63,10 @@ typedef struct vl_csegment {
     int expandable;
     vl_cpool *pool;
     vl_cblock *first;          /* lowest-address block */
-    vl_cblock *unmapped;       /* expandable: list of UNMAPPED blocks (via unmapped_next/unmapped_prev) */
     struct vl_csegment *prev, *next; /* the allocator's segment list */
     struct vl_csegment *pool_next;   /* expandable: the pool's next range */
+    uint64_t serial;                 /* classic: creation order (gc releases the oldest first) */
+    size_t idle_at;                  /* classic: 1 + its index in the idle heap, 0 when not there */
 } vl_csegment;
 
 /* A stream that used another stream's block (record_use): one node per block and
@@ -79,11 +85,29 @@ typedef struct vl_cpending {
     struct vl_cpending *next;
 } vl_cpending;
 
+/* A retire batch (release.c): RETIRING blocks (via retire_next) that one event, recorded
+ * on the stream whose pools hold them, covers. From the node slab. */
+typedef struct vl_cretire {
+    vl_event event;
+    vl_cblock *blocks;
+    struct vl_cretire *next;
+} vl_cretire;
+
+/* Physical memory kept unmapped for the next map of a chunk of the same size (release.c).
+ * From the node slab. */
+typedef struct vl_cspare {
+    vl_phys phys;
+    size_t size;
+    struct vl_cspare *next;
+} vl_cspare;
+
+#define VL_SPARE_CLASSES 64 /* one list per power-of-two chunk size */
+
 /* Per-stream byte counts drive expandable reclaim (segments_expandable.c): a stream
  * gives back its own free chunks once its reserved passes (1 + reclaim) x its peak
  * allocated, and takes other streams' only under device memory pressure. Invariants:
  * allocated = sum of its ALLOCATED blocks' sizes; reserved = mapped bytes of its pools'
- * expandable ranges (0 in classic mode); peak_allocated >= allocated, the stream's
+ * expandable ranges minus their RETIRING blocks (on their way out; 0 in classic mode); peak_allocated >= allocated, the stream's
  * high-water mark since it was first seen (reset_peaks leaves it: reclaim's cap). */
 typedef struct vl_cstream {
     vl_stream handle;
@@ -116,9 +140,27 @@ typedef struct vl_caching {
     vl_cstream *last_stream;       /* lookup cache: most programs use one stream */
     vl_cstream *waiting_streams;   /* streams whose pending FIFO is non-empty (via next_waiting) */
     vl_csegment *segments;         /* all segments, newest first */
+    /* Classic segments that are one FREE block ("idle"), in a binary min-heap by serial,
+     * so gc and flushes release the oldest first without walking every segment.
+     * Invariants: a classic segment is in the heap iff its only block is FREE; its
+     * idle_at is its index + 1; idle_cap >= the number of classic segments (reserved
+     * when a segment is made, so the FREE transitions never allocate). */
+    vl_csegment **idle;
+    size_t nidle, idle_cap, nclassic;
+    uint64_t next_serial;
     size_t npending;               /* vl_cpending nodes in all FIFOs */
     vl_alloc_stats st;             /* kept current except inactive_split/largest_free (stats.c) */
     int64_t whole_free_bytes;      /* FREE blocks that span a whole segment */
+    /* Stream-ordered release (release.c). Invariants: the batches (retire_head..tail,
+     * FIFO) hold every RETIRING block once, retiring_bytes is their sum; spares[k] holds
+     * kept memory of size 2^k, spare_bytes their sum; st.reserved_bytes = mapped bytes
+     * of all segments + spare_bytes. allocated_high_water never drops (the spares' cap). */
+    vl_cretire *retire_head, *retire_tail;
+    int64_t retiring_bytes;
+    int64_t last_batch_bytes;      /* what the last reclaim retired: the spares' slack */
+    vl_cspare *spares[VL_SPARE_CLASSES];
+    int64_t spare_bytes;
+    int64_t allocated_high_water;
     char last_oom[1024];           /* the last OOM report ("" if none) */
     /* The last failure other than an OOM (caching.h: VL_CACHING_ERR_*; 0: none since
      * open) and its one line. Every path that fails leaves the state consistent: the
@@ -128,18 +170,28 @@ typedef struct vl_caching {
     char last_error_text[256];
 } vl_caching;
 
+/* segments_classic.c: the idle heap (vl_caching.idle). */
+void vl_classic_idle_add(vl_caching *c, struct vl_csegment *s);
+void vl_classic_idle_remove(vl_caching *c, struct vl_csegment *s);
+
 /* FREE-state transitions; `whole` remembers whether the block was counted as a whole
  * free segment, so removal undoes exactly what insertion did. */
 static inline void vl_free_insert(vl_caching *c, vl_cblock *b)
 {
     b->state = VL_CB_FREE;
     b->whole = !b->prev && !b->next;
-    if (b->whole) c->whole_free_bytes += (int64_t)b->size;
+    if (b->whole) {
+        c->whole_free_bytes += (int64_t)b->size;
+        if (!b->seg->expandable) vl_classic_idle_add(c, b->seg);
+    }
     vl_bins_insert(&b->seg->pool->bins, b);
 }
 static inline void vl_free_remove(vl_caching *c, vl_cblock *b)
 {
-    if (b->whole) c->whole_free_bytes -= (int64_t)b->size;
+    if (b->whole) {
+        c->whole_free_bytes -= (int64_t)b->size;
+        if (!b->seg->expandable) vl_classic_idle_remove(c, b->seg);
+    }
     b->whole = 0;
     vl_bins_remove(&b->seg->pool->bins, b);
 }
@@ -157,6 +209,9 @@ static inline void vl_caching_fail_host(vl_caching *c, const char *what)
 {
     vl_caching_fail(c, VL_CACHING_ERR_HOST_MEMORY, what, 0);
 }
+/* Merges b with its FREE neighbours into a FREE block that is in no bins (detached:
+ * the caller hands it out at once); returns it. */
+vl_cblock *vl_caching_coalesce(vl_caching *c, vl_cblock *b);
 /* Makes b FREE: coalesces with FREE neighbours, puts the result in its pool's bins. */
 vl_cblock *vl_caching_release_block(vl_caching *c, vl_cblock *b);
 void *vl_caching_alloc(vl_caching *c, size_t size, vl_stream s);
@@ -175,11 +230,47 @@ vl_csegment *vl_segment_new(vl_caching *c, vl_cpool *p, uintptr_t base, size_t s
 void vl_segment_link(vl_caching *c, vl_csegment *s);
 void vl_segment_unlink(vl_caching *c, vl_csegment *s);
 
-/* segments_expandable.c (grow: as vl_classic_grow) */
+/* segments_expandable.c (grow: as vl_classic_grow, but the block is detached: FREE,
+ * coalesced, in no bins; vl_caching_alloc hands it out at once; and *rc may be
+ * VL_GROW_NEVER_FITS: an OOM that no flush can cure, the mapping needing more than the
+ * device could give even with every cached byte released) */
+#define VL_GROW_NEVER_FITS 100
 vl_cblock *vl_expandable_grow(vl_caching *c, vl_cpool *p, size_t rounded, int *rc);
 /* Unmaps every whole chunk inside FREE blocks; releases fully unmapped ranges. */
 size_t vl_expandable_release_free(vl_caching *c);
 void vl_expandable_destroy(vl_caching *c, vl_csegment *s); /* close: unmap and release all */
+
+/* segments_expandable.c, for release.c: unmaps the RETIRING block b whose event
+ * completed (keep: its memory becomes spare), making it UNMAPPED (merged with UNMAPPED
+ * neighbours); a refused unmap leaves the rest FREE (recorded). */
+void vl_expandable_finish_retire(vl_caching *c, vl_cblock *b, int keep);
+/* Device memory a mapping of `bytes` could still get: 0 when it can never fit. */
+int vl_expandable_could_fit(vl_caching *c, size_t bytes);
+
+/* release.c: stream-ordered release of expandable chunks. */
+/* Queues the RETIRING blocks `list` behind one event recorded on st (alive: the caller
+ * allocates on it now); without an event, waits for the device and unmaps them now. */
+void vl_release_queue(vl_caching *c, vl_cstream *st, vl_cblock *list);
+/* Unmaps the blocks of batches whose events completed, oldest first; all = 1: every
+ * batch (the caller synchronized the device), their memory given back, not kept. */
+void vl_release_process(vl_caching *c, int all);
+/* Maps one chunk at addr, with spare memory of that size when there is some; counts
+ * its bytes in reserved (not in segments / device_allocs: the caller counts the map
+ * calls of a mapping that succeeded as a whole). */
+int vl_release_map_chunk(vl_caching *c, uintptr_t addr, size_t size);
+/* Unmaps one chunk whose work is known complete; keep: its memory becomes spare.
+ * Counts one segment less and one device free. */
+int vl_release_unmap_chunk(vl_caching *c, uintptr_t addr, size_t size, int keep);
+/* Gives spare memory back to the device until reserved <= target (0: all of it). */
+void vl_release_spares(vl_caching *c, int64_t target);
+/* The spares' cap: (1 + reclaim) x the allocated high-water mark, plus what the last
+ * reclaim retired (on a GPU its event is rarely complete when the mapping it made room
+ * for is made, so that mapping takes fresh memory; keeping one batch's worth lets the
+ * next reclaim's mapping take this one's memory instead of creating and releasing). */
+int64_t vl_release_spare_cap(const vl_caching *c);
+/* Waits for the device and completes every batch, spares given back (trim, close,
+ * memory pressure: where waiting is the point). */
+void vl_release_drain(vl_caching *c);
 
 /* events.c */
 int vl_caching_record_use(vl_caching *c, void *ptr, vl_stream s);

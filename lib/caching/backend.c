@@ -31,8 +31,9 @@ static const vl_option_doc caching_options[] = {
      "calls while growing but strand more free memory in partly used chunks", 0, 0},
     {"reclaim", VL_OPT_DOUBLE, "0.01", NULL,
      "expandable: let a stream's reserved grow to (1 + this) x its peak allocated; past that, "
-     "unmap its own wholly free chunks before mapping more (other streams' only when the device "
-     "is out of memory: on a GPU each unmap waits for the owning stream); "
+     "unmap its own wholly free chunks before mapping more, once an event recorded on it says "
+     "their work completed (no waiting; their memory is kept for the next map, up to this cap), "
+     "other streams' only when the device is out of memory (after waiting for it); "
      "-1: unmap only on trim and under memory pressure, like PyTorch", 0, 0},
     {"oom_report", VL_OPT_BOOL, "0", NULL, "print a PyTorch-style report to stderr on every OOM", 0, 0},
     {NULL, 0, NULL, NULL, NULL, 0, 0},
@@ -168,6 +169,7 @@ static void caching_close(vl_allocator *a)
     if (!c) return;
     vl_lock_acquire(&c->lock);
     vl_caching_process_events(c, 1);
+    vl_release_drain(c); /* every retire batch unmapped, kept memory given back */
     if (c->table.count)
         fprintf(stderr, "caching: %zu blocks (%lld bytes) still allocated at close; their segments are released\n",
                 c->table.count, (long long)c->st.allocated_bytes);
@@ -182,7 +184,11 @@ static void caching_close(vl_allocator *a)
             free(s);
         }
     }
-    for (size_t i = 0; i < c->nstreams; i++) free(c->streams[i]);
+    free(c->idle);
+    for (size_t i = 0; i < c->nstreams; i++) {
+        for (int k = 0; k < 2; k++) free(c->streams[i]->pools[k].holes);
+        free(c->streams[i]);
+    }
     free(c->streams);
     vl_slab_destroy(&c->blocks);
     vl_slab_destroy(&c->nodes);

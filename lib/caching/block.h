@@ -11,8 +11,12 @@
  *   - ALLOCATED blocks, and only they, are in the allocator's pointer table;
  *   - PENDING blocks have pending_events > 0 nodes waiting in stream FIFOs (events.c);
  *   - UNMAPPED blocks exist only in expandable segments, start and end on chunk
- *     boundaries and are linked in their segment's unmapped list (through
- *     unmapped_prev / unmapped_next, in the space FREE blocks use for their bin). */
+ *     boundaries and are in their pool's holes (bins keyed by size, through the
+ *     bin_left / bin_right / bin fields that FREE blocks use for their pool's bins);
+ *   - RETIRING blocks exist only in expandable segments, start and end on chunk
+ *     boundaries, are still mapped and wait in one retire batch (release.c) for the
+ *     event that covers their last use; never reused, never adjacent to each other
+ *     within one batch's making (they may be, across batches). */
 #ifndef VL_CACHING_BLOCK_H
 #define VL_CACHING_BLOCK_H
 
@@ -23,7 +27,8 @@ enum vl_cblock_state {
     VL_CB_FREE = 0,      /* cached, reusable by its pool's stream */
     VL_CB_ALLOCATED = 1, /* handed out */
     VL_CB_PENDING = 2,   /* freed, waiting for events on streams it was used on */
-    VL_CB_UNMAPPED = 3   /* expandable segments only: address space without memory */
+    VL_CB_UNMAPPED = 3,  /* expandable segments only: address space without memory */
+    VL_CB_RETIRING = 4   /* expandable segments only: mapped, to be unmapped once its event completes */
 };
 
 struct vl_csegment;
@@ -37,11 +42,12 @@ typedef struct vl_cblock {
     /* Fields of one state at a time share space, so a header is one 64-byte cache line
      * (the hot paths touch several headers; each should cost one miss, not two). */
     union {
-        struct {                            /* FREE: children in its class's treap (bins.h) */
-            struct vl_cblock *bin_left, *bin_right;
+        struct {                            /* FREE: children in its class's treap (bins.h); */
+            struct vl_cblock *bin_left, *bin_right; /* UNMAPPED: the same in its pool's holes */
         };
-        struct {                            /* UNMAPPED: the segment's unmapped list */
-            struct vl_cblock *unmapped_prev, *unmapped_next;
+        struct {                            /* RETIRING: the batch's next block, and a */
+            struct vl_cblock *retire_next;  /* header taken in advance for the split that a */
+            struct vl_cblock *retire_spare; /* refused unmap needs (release.c) */
         };
         struct {                            /* ALLOCATED */
             struct vl_cuse *uses;           /* other streams from record_use */

@@ -21,11 +21,19 @@ static int fail(char *err, size_t errlen, const char *format, ...)
         if (!(cond)) return fail(err, errlen, __VA_ARGS__); \
     } while (0)
 
-static int check_segment(vl_caching *c, vl_csegment *s, int64_t sums[6], char *err, size_t errlen)
+/* b starts and ends on chunk boundaries of its expandable segment s. */
+static int on_chunk_boundaries(const vl_csegment *s, const vl_cblock *b)
 {
-    /* sums: allocated, requested, pending, mapped, whole_free, allocated blocks */
+    return vl_chunk_floor(s->granule, s->chunk, b->addr - s->base) == b->addr - s->base &&
+           vl_chunk_floor(s->granule, s->chunk, b->addr + b->size - s->base) == b->addr + b->size - s->base;
+}
+
+static int check_segment(vl_caching *c, vl_csegment *s, int64_t sums[8], char *err, size_t errlen)
+{
+    /* sums: allocated, requested, pending, mapped, whole_free, allocated blocks,
+     * unmapped blocks, retiring bytes */
     CHECK(s->first && s->first->addr == s->base && !s->first->prev, "segment %#" PRIxPTR ": bad first block", s->base);
-    size_t mapped = 0, unmapped_blocks = 0, listed = 0;
+    size_t mapped = 0;
     const vl_cblock *last = NULL;
     for (const vl_cblock *b = s->first; b; b = b->next) {
         CHECK(b->seg == s, "block %#" PRIxPTR ": wrong segment", b->addr);
@@ -59,10 +67,16 @@ static int check_segment(vl_caching *c, vl_csegment *s, int64_t sums[6], char *e
             break;
         case VL_CB_UNMAPPED:
             CHECK(s->expandable, "UNMAPPED block in a classic segment");
-            CHECK(vl_chunk_floor(s->granule, s->chunk, b->addr - s->base) == b->addr - s->base &&
-                      vl_chunk_floor(s->granule, s->chunk, b->addr + b->size - s->base) == b->addr + b->size - s->base,
-                  "unmapped block %#" PRIxPTR " not on chunk boundaries", b->addr);
-            unmapped_blocks++;
+            CHECK(on_chunk_boundaries(s, b), "unmapped block %#" PRIxPTR " not on chunk boundaries", b->addr);
+            CHECK(b->bin == vl_bin_index(b->size), "unmapped block %#" PRIxPTR " in the wrong hole class", b->addr);
+            sums[6]++;
+            break;
+        case VL_CB_RETIRING:
+            CHECK(s->expandable, "RETIRING block in a classic segment");
+            CHECK(on_chunk_boundaries(s, b), "retiring block %#" PRIxPTR " not on chunk boundaries", b->addr);
+            CHECK(b->retire_spare != NULL, "retiring block %#" PRIxPTR " without its spare header", b->addr);
+            sums[7] += (int64_t)b->size;
+            mapped += b->size;
             break;
         default:
             return fail(err, errlen, "block %#" PRIxPTR ": bad state %d", b->addr, b->state);
@@ -88,9 +102,6 @@ static int check_segment(vl_caching *c, vl_csegment *s, int64_t sums[6], char *e
         }
         CHECK(chunks == s->mapped_chunks, "segment %#" PRIxPTR ": %zu chunks covered, %zu mapped", s->base, chunks, s->mapped_chunks);
     }
-    for (const vl_cblock *u = s->unmapped; u; u = u->unmapped_next, listed++)
-        CHECK(u->state == VL_CB_UNMAPPED && u->seg == s, "unmapped list holds a mapped block");
-    CHECK(listed == unmapped_blocks, "segment %#" PRIxPTR ": unmapped list %zu, blocks %zu", s->base, listed, unmapped_blocks);
     if (s->expandable) {
         const vl_csegment *r = s->pool->ranges;
         while (r && r != s) r = r->pool_next;
@@ -107,8 +118,10 @@ static int check_stream_counts(vl_caching *c, const vl_cstream *st, char *err, s
     for (const vl_csegment *s = c->segments; s; s = s->next) {
         if (s->pool->stream != st) continue;
         if (s->expandable) reserved += (int64_t)s->mapped_bytes;
-        for (const vl_cblock *b = s->first; b; b = b->next)
+        for (const vl_cblock *b = s->first; b; b = b->next) {
             if (b->state == VL_CB_ALLOCATED) allocated += (int64_t)b->size;
+            if (b->state == VL_CB_RETIRING) reserved -= (int64_t)b->size; /* on its way out */
+        }
     }
     CHECK(allocated == st->allocated, "stream allocated %" PRId64 ", its blocks sum to %" PRId64, st->allocated, allocated);
     CHECK(reserved == st->reserved, "stream reserved %" PRId64 ", its ranges map %" PRId64, st->reserved, reserved);
@@ -117,58 +130,79 @@ static int check_stream_counts(vl_caching *c, const vl_cstream *st, char *err, s
 }
 
 /* One class's treap: in-order keys increase, no child outranks its parent, every node
- * is a FREE block of this pool and class. Recursive: the checker is not a hot path. */
-static int check_treap(const vl_cpool *p, unsigned i, const vl_cblock *t, const vl_cblock **prev, size_t *blocks,
-                       size_t *bytes, char *err, size_t errlen)
+ * is a block of this pool and class in `state` (FREE in bins, UNMAPPED in holes).
+ * Recursive: the checker is not a hot path. */
+static int check_treap(const vl_cpool *p, int state, unsigned i, const vl_cblock *t, const vl_cblock **prev,
+                       size_t *blocks, size_t *bytes, char *err, size_t errlen)
 {
     if (!t) return 0;
-    CHECK(t->state == VL_CB_FREE && t->bin == i && t->seg->pool == p && vl_bin_index(t->size) == i,
-          "bin %u holds a foreign or non-free block", i);
+    CHECK(t->state == state && t->bin == i && t->seg->pool == p && vl_bin_index(t->size) == i,
+          "bin %u holds a foreign block or one in another state", i);
     CHECK(!t->bin_left || vl_bin_priority(t->bin_left) <= vl_bin_priority(t), "bin %u: heap order broken", i);
     CHECK(!t->bin_right || vl_bin_priority(t->bin_right) <= vl_bin_priority(t), "bin %u: heap order broken", i);
-    if (check_treap(p, i, t->bin_left, prev, blocks, bytes, err, errlen) != 0) return -1;
+    if (check_treap(p, state, i, t->bin_left, prev, blocks, bytes, err, errlen) != 0) return -1;
     CHECK(!*prev || vl_bin_key_less((*prev)->size, (*prev)->addr, t), "bin %u: keys out of order", i);
     *prev = t;
     (*blocks)++;
     *bytes += t->size;
-    return check_treap(p, i, t->bin_right, prev, blocks, bytes, err, errlen);
+    return check_treap(p, state, i, t->bin_right, prev, blocks, bytes, err, errlen);
+}
+
+static int check_bins(const vl_cpool *p, const vl_bins *bins, int state, char *err, size_t errlen)
+{
+    size_t blocks = 0, bytes = 0;
+    for (unsigned i = 0; i < VL_BIN_COUNT; i++) {
+        int bit = (int)(bins->words[i / 64] >> (i % 64) & 1);
+        CHECK(bit == (bins->roots[i] != NULL), "bin %u: bitmap disagrees with its treap", i);
+        const vl_cblock *prev = NULL;
+        if (check_treap(p, state, i, bins->roots[i], &prev, &blocks, &bytes, err, errlen) != 0) return -1;
+    }
+    for (unsigned w = 0; w < VL_BIN_WORDS; w++)
+        CHECK((int)(bins->summary >> w & 1) == (bins->words[w] != 0), "bin summary word %u wrong", w);
+    CHECK(blocks == bins->free_blocks && bytes == bins->free_bytes, "bin totals wrong");
+    return 0;
 }
 
 static int check_pool(const vl_cpool *p, char *err, size_t errlen)
 {
-    size_t blocks = 0, bytes = 0;
-    for (unsigned i = 0; i < VL_BIN_COUNT; i++) {
-        int bit = (int)(p->bins.words[i / 64] >> (i % 64) & 1);
-        CHECK(bit == (p->bins.roots[i] != NULL), "bin %u: bitmap disagrees with its treap", i);
-        const vl_cblock *prev = NULL;
-        if (check_treap(p, i, p->bins.roots[i], &prev, &blocks, &bytes, err, errlen) != 0) return -1;
-    }
-    for (unsigned w = 0; w < VL_BIN_WORDS; w++)
-        CHECK((int)(p->bins.summary >> w & 1) == (p->bins.words[w] != 0), "bin summary word %u wrong", w);
-    CHECK(blocks == p->bins.free_blocks && bytes == p->bins.free_bytes, "bin totals wrong");
-    return 0;
+    if (check_bins(p, &p->bins, VL_CB_FREE, err, errlen) != 0) return -1;
+    return p->holes ? check_bins(p, p->holes, VL_CB_UNMAPPED, err, errlen) : 0;
 }
 
 int vl_caching_check_locked(vl_caching *c, char *err, size_t errlen)
 {
-    int64_t sums[6] = {0};
-    size_t free_blocks_in_segments = 0, header_count = 0;
+    int64_t sums[8] = {0};
+    size_t free_blocks_in_segments = 0, header_count = 0, idle_count = 0, classic = 0;
     int64_t segment_count = 0;
     for (vl_csegment *s = c->segments; s; s = s->next) {
         if (check_segment(c, s, sums, err, errlen) != 0) return -1;
         for (const vl_cblock *b = s->first; b; b = b->next) {
             header_count++;
             if (b->state == VL_CB_FREE) free_blocks_in_segments++;
+            if (b->state == VL_CB_RETIRING) header_count++; /* its spare header (block.h) */
         }
         segment_count += s->expandable ? (int64_t)s->mapped_chunks : 1;
+        if (!s->expandable) {
+            int idle = s->first->state == VL_CB_FREE && !s->first->next;
+            classic++;
+            idle_count += idle;
+            CHECK(idle == (s->idle_at != 0), "segment %#" PRIxPTR ": idle %d but heap index %zu", s->base, idle, s->idle_at);
+            CHECK(!idle || (s->idle_at <= c->nidle && c->idle[s->idle_at - 1] == s), "segment %#" PRIxPTR ": wrong heap slot", s->base);
+        }
     }
-    size_t free_blocks_in_bins = 0, pending_nodes = 0;
+    CHECK(idle_count == c->nidle && classic == c->nclassic && c->nclassic <= c->idle_cap,
+          "idle heap: %zu idle segments, heap holds %zu; %zu classic segments, counter %zu, room %zu", idle_count,
+          c->nidle, classic, c->nclassic, c->idle_cap);
+    for (size_t i = 1; i < c->nidle; i++)
+        CHECK(c->idle[(i - 1) / 2]->serial <= c->idle[i]->serial, "idle heap order broken at %zu", i);
+    size_t free_blocks_in_bins = 0, pending_nodes = 0, holes = 0;
     for (size_t i = 0; i < c->nstreams; i++) {
         vl_cstream *st = c->streams[i];
         if (check_stream_counts(c, st, err, errlen) != 0) return -1;
         for (int k = 0; k < 2; k++) {
             if (check_pool(&st->pools[k], err, errlen) != 0) return -1;
             free_blocks_in_bins += st->pools[k].bins.free_blocks;
+            if (st->pools[k].holes) holes += st->pools[k].holes->free_blocks;
         }
         for (vl_cpending *p = st->pending_head; p; p = p->next) {
             CHECK(p->block->state == VL_CB_PENDING, "pending event for a block that is not PENDING");
@@ -188,7 +222,23 @@ int vl_caching_check_locked(vl_caching *c, char *err, size_t errlen)
     CHECK(sums[0] == c->st.allocated_bytes, "allocated_bytes %" PRId64 ", blocks sum to %" PRId64, c->st.allocated_bytes, sums[0]);
     CHECK(sums[1] == c->st.requested_bytes, "requested_bytes %" PRId64 ", blocks sum to %" PRId64, c->st.requested_bytes, sums[1]);
     CHECK(sums[0] + sums[2] == c->st.active_bytes, "active_bytes %" PRId64 ", blocks sum to %" PRId64, c->st.active_bytes, sums[0] + sums[2]);
-    CHECK(sums[3] == c->st.reserved_bytes, "reserved_bytes %" PRId64 ", segments sum to %" PRId64, c->st.reserved_bytes, sums[3]);
+    CHECK(holes == (size_t)sums[6], "holes hold %zu blocks, segments %" PRId64 " UNMAPPED ones", holes, sums[6]);
+    int64_t retiring = 0, spare = 0;
+    for (const vl_cretire *r = c->retire_head; r; r = r->next) {
+        CHECK(r->next || c->retire_tail == r, "retire FIFO tail wrong");
+        for (const vl_cblock *b = r->blocks; b; b = b->retire_next) {
+            CHECK(b->state == VL_CB_RETIRING, "a retire batch holds a block that is not RETIRING");
+            retiring += (int64_t)b->size;
+        }
+    }
+    CHECK(retiring == sums[7] && retiring == c->retiring_bytes, "retiring bytes: batches %" PRId64 ", blocks %" PRId64 ", counter %" PRId64, retiring, sums[7], c->retiring_bytes);
+    for (unsigned k = 0; k < VL_SPARE_CLASSES; k++)
+        for (const vl_cspare *sp = c->spares[k]; sp; sp = sp->next) {
+            CHECK(sp->size == (size_t)1 << k, "a spare of %zu bytes in class %u", sp->size, k);
+            spare += (int64_t)sp->size;
+        }
+    CHECK(spare == c->spare_bytes, "spare bytes %" PRId64 ", counter %" PRId64, spare, c->spare_bytes);
+    CHECK(sums[3] + spare == c->st.reserved_bytes, "reserved_bytes %" PRId64 ", segments + spares sum to %" PRId64, c->st.reserved_bytes, sums[3] + spare);
     CHECK(sums[4] == c->whole_free_bytes, "whole free bytes %" PRId64 ", blocks sum to %" PRId64, c->whole_free_bytes, sums[4]);
     CHECK(segment_count == c->st.segments, "segments %" PRId64 ", counted %" PRId64, c->st.segments, segment_count);
     CHECK(c->st.reserved_bytes >= c->st.active_bytes && c->st.active_bytes >= c->st.allocated_bytes &&

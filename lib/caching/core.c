@@ -87,12 +87,14 @@ static vl_cblock *find_fit(vl_caching *c, vl_cpool *p, size_t rounded)
     return best;
 }
 
-/* Takes `rounded` bytes from the FREE block b; the remainder, if the split rules allow,
- * stays cached as a FREE block of its own. Its neighbours are not FREE (b was
- * coalesced), so the remainder needs no coalescing. */
-static void take(vl_caching *c, vl_cpool *p, vl_cblock *b, size_t rounded)
+/* Takes `rounded` bytes from the FREE block b (in its bins, or detached: fresh from an
+ * expandable mapping, never inserted, which saves a treap insert and removal per
+ * growth); the remainder, if the split rules allow, stays cached as a FREE block of its
+ * own. Its neighbours are not FREE (b was coalesced), so the remainder needs no
+ * coalescing. */
+static void take(vl_caching *c, vl_cpool *p, vl_cblock *b, size_t rounded, int detached)
 {
-    vl_free_remove(c, b);
+    if (!detached) vl_free_remove(c, b);
     vl_cblock *rest;
     /* Without a header for the remainder the block is handed out whole: wasteful, not wrong. */
     if (vl_caching_should_split(b->size, rounded, p->small, b->seg->expandable, c->cfg.max_split) &&
@@ -119,7 +121,7 @@ void vl_block_absorb_next(vl_caching *c, vl_cblock *b)
     vl_slab_put(&c->blocks, next);
 }
 
-vl_cblock *vl_caching_release_block(vl_caching *c, vl_cblock *b)
+vl_cblock *vl_caching_coalesce(vl_caching *c, vl_cblock *b)
 {
     vl_cblock *prev = b->prev, *next = b->next;
     if (prev && prev->state == VL_CB_FREE) {
@@ -132,6 +134,14 @@ vl_cblock *vl_caching_release_block(vl_caching *c, vl_cblock *b)
         vl_block_absorb_next(c, b);
     }
     b->pending_events = 0;
+    b->state = VL_CB_FREE;
+    b->whole = 0;
+    return b;
+}
+
+vl_cblock *vl_caching_release_block(vl_caching *c, vl_cblock *b)
+{
+    b = vl_caching_coalesce(c, b);
     vl_free_insert(c, b);
     return b;
 }
@@ -151,9 +161,13 @@ static vl_cblock *cached_fit(vl_caching *c, vl_cstream *st, vl_cpool **pp, size_
     return b;
 }
 
-static vl_cblock *grow(vl_caching *c, vl_cpool *p, size_t rounded, int *rc)
+/* *detached: the block is in no bins (expandable's fresh mappings); set only for the
+ * block returned, so a cached block found after a failed growth is taken out of its bins. */
+static vl_cblock *grow(vl_caching *c, vl_cpool *p, size_t rounded, int *rc, int *detached)
 {
-    return c->cfg.expandable ? vl_expandable_grow(c, p, rounded, rc) : vl_classic_grow(c, p, rounded, rc);
+    vl_cblock *b = c->cfg.expandable ? vl_expandable_grow(c, p, rounded, rc) : vl_classic_grow(c, p, rounded, rc);
+    *detached = b && c->cfg.expandable;
+    return b;
 }
 
 static size_t release_cache(vl_caching *c)
@@ -166,6 +180,7 @@ void *vl_caching_alloc(vl_caching *c, size_t size, vl_stream s)
     if (size == 0) return NULL;
     c->st.allocs++;
     if (c->npending) vl_caching_process_events(c, 0);
+    if (c->retire_head) vl_release_process(c, 0);
     size_t rounded = size <= VL_CACHING_MAX_REQUEST ? vl_caching_round_size(size, c->cfg.roundup_div) : size;
     vl_cstream *st = vl_caching_stream(c, s);
     if (!st) {
@@ -175,24 +190,26 @@ void *vl_caching_alloc(vl_caching *c, size_t size, vl_stream s)
     vl_cpool *p = &st->pools[vl_caching_is_small(rounded) ? 0 : 1];
 
     vl_cblock *b = NULL;
-    int rc = VL_DEV_OK;
+    int rc = VL_DEV_OK, detached = 0;
     /* A request larger than the whole device can never be served: refuse it at once
      * (an expandable range would otherwise map chunk after chunk up to the capacity,
      * then unmap them all: 114 s for 101 TiB on a 100 TiB sim device). */
     if (size <= VL_CACHING_MAX_REQUEST && rounded <= c->dev->total_bytes) {
         b = cached_fit(c, st, &p, rounded);
-        if (!b) b = grow(c, p, rounded, &rc);
+        if (!b) b = grow(c, p, rounded, &rc, &detached);
         if (!b && rc == VL_DEV_ERROR) {
             c->st.ooms++; /* a device or host failure, recorded; flushing would not help */
             return NULL;
         }
-        if (!b) {
-            /* Like PyTorch: wait for deferred frees, give every cached byte back, retry once. */
+        /* Like PyTorch: wait for deferred frees, give every cached byte back, retry once.
+         * Not when the mapping cannot fit whatever is given back, unless deferred frees
+         * (counted as in use) may complete and serve the request from the cache. */
+        if (!b && (rc != VL_GROW_NEVER_FITS || c->npending)) {
             c->st.alloc_retries++;
             vl_caching_process_events(c, 1);
             release_cache(c);
             b = cached_fit(c, st, &p, rounded);
-            if (!b) b = grow(c, p, rounded, &rc);
+            if (!b) b = grow(c, p, rounded, &rc, &detached);
         }
     }
     if (!b) {
@@ -200,7 +217,7 @@ void *vl_caching_alloc(vl_caching *c, size_t size, vl_stream s)
         vl_caching_oom_report(c, size, rounded, s);
         return NULL;
     }
-    take(c, p, b, rounded);
+    take(c, p, b, rounded, detached);
     if (vl_addrmap_insert(&c->table, b->addr, (uint64_t)(uintptr_t)b) != 0) {
         vl_caching_fail_host(c, "host allocation of the pointer table");
         vl_caching_release_block(c, b); /* back to the cache, merged with its remainder */
@@ -210,6 +227,7 @@ void *vl_caching_alloc(vl_caching *c, size_t size, vl_stream s)
     b->requested = size;
     vl_stat_add(&c->st.requested_bytes, &c->st.peak_requested_bytes, (int64_t)size);
     vl_stat_add(&c->st.allocated_bytes, &c->st.peak_allocated_bytes, (int64_t)b->size);
+    if (c->st.allocated_bytes > c->allocated_high_water) c->allocated_high_water = c->st.allocated_bytes;
     vl_stat_add(&st->allocated, &st->peak_allocated, (int64_t)b->size);
     vl_stat_add(&c->st.active_bytes, &c->st.peak_active_bytes, (int64_t)b->size);
     vl_caching_stats_touch(c);

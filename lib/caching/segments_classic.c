@@ -39,6 +39,72 @@ void vl_segment_unlink(vl_caching *c, vl_csegment *s)
     s->prev = s->next = NULL;
 }
 
+/* --- the idle heap: entirely free classic segments, oldest (lowest serial) on top --- */
+
+static void idle_place(vl_caching *c, size_t i, vl_csegment *s)
+{
+    c->idle[i] = s;
+    s->idle_at = i + 1;
+}
+
+static void idle_sift_up(vl_caching *c, size_t i)
+{
+    vl_csegment *s = c->idle[i];
+    while (i > 0 && c->idle[(i - 1) / 2]->serial > s->serial) {
+        idle_place(c, i, c->idle[(i - 1) / 2]);
+        i = (i - 1) / 2;
+    }
+    idle_place(c, i, s);
+}
+
+static void idle_sift_down(vl_caching *c, size_t i)
+{
+    vl_csegment *s = c->idle[i];
+    for (;;) {
+        size_t child = 2 * i + 1;
+        if (child >= c->nidle) break;
+        if (child + 1 < c->nidle && c->idle[child + 1]->serial < c->idle[child]->serial) child++;
+        if (c->idle[child]->serial >= s->serial) break;
+        idle_place(c, i, c->idle[child]);
+        i = child;
+    }
+    idle_place(c, i, s);
+}
+
+void vl_classic_idle_add(vl_caching *c, vl_csegment *s)
+{
+    /* idle_cap >= classic segments (reserved in vl_classic_grow): never allocates. */
+    c->idle[c->nidle] = s;
+    idle_sift_up(c, c->nidle++);
+}
+
+void vl_classic_idle_remove(vl_caching *c, vl_csegment *s)
+{
+    size_t i = s->idle_at - 1;
+    s->idle_at = 0;
+    vl_csegment *last = c->idle[--c->nidle];
+    if (i == c->nidle) return;
+    idle_place(c, i, last);
+    idle_sift_up(c, i);
+    idle_sift_down(c, last->idle_at - 1);
+}
+
+/* Room in the idle heap for one more classic segment; 0, or -1 when out of host memory
+ * (recorded). */
+static int idle_reserve(vl_caching *c)
+{
+    if (c->nclassic < c->idle_cap) return 0;
+    size_t cap = c->idle_cap ? 2 * c->idle_cap : 64;
+    vl_csegment **grown = vl_host_realloc(c->idle, cap * sizeof *grown);
+    if (!grown) {
+        vl_caching_fail_host(c, "host allocation of the idle-segment heap");
+        return -1;
+    }
+    c->idle = grown;
+    c->idle_cap = cap;
+    return 0;
+}
+
 /* Gives one entirely free segment back to the device; s is unlinked and freed. When the
  * device refuses, the segment stays cached as it was (error recorded) and 0 is returned. */
 static size_t release_segment(vl_caching *c, vl_csegment *s)
@@ -54,25 +120,24 @@ static size_t release_segment(vl_caching *c, vl_csegment *s)
     vl_slab_put(&c->blocks, b);
     vl_segment_unlink(c, s);
     free(s);
+    c->nclassic--;
     c->st.reserved_bytes -= (int64_t)size;
     c->st.segments--;
     c->st.device_frees++;
     return size;
 }
 
-/* Releases entirely free segments, oldest first (PyTorch's gc order; the list is
- * newest-first, so it is walked from the tail), until reserved <= target (0: all). */
+/* Releases entirely free segments, oldest first (PyTorch's gc order), until reserved <=
+ * target (0: all). The idle heap holds exactly those segments, so this costs O(log n)
+ * per segment released, not a walk of every segment. A refused release stops the
+ * round (recorded; the segment stays cached for the next one). */
 size_t vl_classic_release_free(vl_caching *c, size_t target)
 {
-    vl_csegment *tail = c->segments;
-    while (tail && tail->next) tail = tail->next;
     size_t released = 0;
-    for (vl_csegment *s = tail; s;) {
-        vl_csegment *older_to_newer = s->prev;
-        if ((size_t)c->st.reserved_bytes <= target && target != 0) break;
-        if (!s->expandable && s->first->state == VL_CB_FREE && !s->first->next)
-            released += release_segment(c, s);
-        s = older_to_newer;
+    while (c->nidle > 0 && !((size_t)c->st.reserved_bytes <= target && target != 0)) {
+        size_t got = release_segment(c, c->idle[0]);
+        if (got == 0) break;
+        released += got;
     }
     return released;
 }
@@ -86,6 +151,10 @@ vl_cblock *vl_classic_grow(vl_caching *c, vl_cpool *p, size_t rounded, int *rc)
         size_t limit = (size_t)(c->cfg.gc_threshold * (double)c->dev->total_bytes);
         if ((size_t)c->st.reserved_bytes + size > limit)
             vl_classic_release_free(c, limit > size ? limit - size : 1);
+    }
+    if (idle_reserve(c) != 0) {
+        *rc = VL_DEV_ERROR;
+        return NULL;
     }
     void *ptr = NULL;
     int status = c->dev->ops->mem_alloc(c->dev, size, &ptr);
@@ -111,6 +180,8 @@ vl_cblock *vl_classic_grow(vl_caching *c, vl_cpool *p, size_t rounded, int *rc)
         return NULL;
     }
     s->mapped_bytes = size;
+    s->serial = c->next_serial++;
+    c->nclassic++;
     b->addr = s->base;
     b->size = size;
     b->seg = s;

@@ -14,20 +14,29 @@
  * from free chunks unmapped elsewhere under pressure. Ranges that hold nothing mapped
  * are released on trim and after an OOM.
  *
- * Reclaim, and why it is stream-local: every unmap waits for the owning stream's queued
- * work (device.h), so moving memory between streams at every step stalls a multi-stream
- * loop (H200, 4 streams: 4.4k steps/s against 75k for classic). A stream therefore
- * unmaps only its own free chunks to stay under (1 + reclaim) x its peak allocated, and
- * takes other streams' chunks only when the device is out of memory for the mapping.
+ * Reclaim, and why it is stream-local: a chunk can be unmapped only once the work queued
+ * before its free completed, which only an event recorded on its own stream tells
+ * without waiting (release.c), and moving memory between streams at every step stalled
+ * a multi-stream loop (H200, 4 streams: 4.4k steps/s against 75k for classic). A stream
+ * therefore retires only its own free chunks to stay under (1 + reclaim) x its peak
+ * allocated (release.c unmaps them once their event completed, keeping the memory for
+ * the next map), and takes other streams' chunks only when the device is out of memory
+ * for the mapping (then after waiting for the device).
+ *
+ * Bounded work: placement looks at the largest free blocks of the pool (at most
+ * VL_FRONTIER_PROBES of them, for a hole next to one that the request can extend) and at
+ * the smallest hole that fits (the pool's holes are bins: O(log n)), never at every
+ * hole; a mapping that cannot fit in what the device could still give fails at once.
  *
  * Invariants (besides block.h's): a chunk is mapped iff it is covered by non-UNMAPPED
  * blocks, each chunk by exactly one map call, so it can be unmapped alone; UNMAPPED
  * blocks start and end on chunk boundaries, are never adjacent to each other, and are
- * the members of seg->unmapped; mapped_chunks counts the map calls alive; every range is
- * on its pool's `ranges` list exactly once. */
+ * the members of their pool's holes; mapped_chunks counts the map calls alive; every
+ * range is on its pool's `ranges` list exactly once. */
 #include <stdlib.h>
 
 #include "caching/allocator.h"
+#include "caching/hostmem.h"
 #include "caching/chunks.h"
 #include "caching/sizes.h"
 
@@ -44,22 +53,16 @@ static uintptr_t chunk_ceil(const vl_csegment *s, uintptr_t a)
     return s->base + vl_chunk_ceil(s->granule, s->chunk, a - s->base);
 }
 
+/* How many of the pool's largest free blocks placement probes for a hole next to them. */
+#define VL_FRONTIER_PROBES 8
+
 static void unmapped_add(vl_csegment *s, vl_cblock *b)
 {
     b->state = VL_CB_UNMAPPED;
-    b->unmapped_prev = NULL;
-    b->unmapped_next = s->unmapped;
-    if (s->unmapped) s->unmapped->unmapped_prev = b;
-    s->unmapped = b;
+    vl_bins_insert(s->pool->holes, b);
 }
 
-static void unmapped_remove(vl_csegment *s, vl_cblock *b)
-{
-    if (b->unmapped_prev) b->unmapped_prev->unmapped_next = b->unmapped_next;
-    else s->unmapped = b->unmapped_next;
-    if (b->unmapped_next) b->unmapped_next->unmapped_prev = b->unmapped_prev;
-    b->unmapped_prev = b->unmapped_next = NULL;
-}
+static void unmapped_remove(vl_csegment *s, vl_cblock *b) { vl_bins_remove(s->pool->holes, b); }
 
 /* Links the fresh header b as the block [addr, addr+size) after `after` (or first when
  * NULL). Headers are taken before anything changes (take_headers), so a path that
@@ -77,7 +80,7 @@ static vl_cblock *insert_after(vl_csegment *s, vl_cblock *after, vl_cblock *b, u
     return b;
 }
 
-/* n headers (n <= 2) into out[], or 0 with none taken when out of host memory (recorded). */
+/* n headers (n <= 3) into out[], or 0 with none taken when out of host memory (recorded). */
 static int take_headers(vl_caching *c, vl_cblock **out, int n)
 {
     for (int i = 0; i < n; i++) {
@@ -95,55 +98,48 @@ static void put_headers(vl_caching *c, vl_cblock **h, int n)
         if (h[i]) vl_slab_put(&c->blocks, h[i]);
 }
 
-/* Maps [lo, lo+bytes) chunk by chunk (both ends on chunk boundaries). On a device OOM or
- * error it unmaps what it mapped and returns VL_DEV_OOM or VL_DEV_ERROR (recorded),
- * leaving everything as it was (unless that unmap fails too: then the device is lost). */
+/* Maps [lo, lo+bytes) chunk by chunk (both ends on chunk boundaries), with kept memory
+ * where there is some (release.c). On a device OOM or error it unmaps what it mapped
+ * (never used: no waiting) and returns VL_DEV_OOM or VL_DEV_ERROR (recorded), leaving
+ * everything as it was (unless that unmap fails too: then the device is lost). */
 static int map_range(vl_caching *c, vl_csegment *s, uintptr_t lo, size_t bytes)
 {
     int64_t n = 0;
     for (uintptr_t a = lo; a < lo + bytes; a += chunk_at(s, a), n++) {
-        int rc = c->dev->ops->map(c->dev, (void *)a, chunk_at(s, a));
+        int rc = vl_release_map_chunk(c, a, chunk_at(s, a));
         if (rc == VL_DEV_OK) continue;
         if (rc != VL_DEV_OOM) {
             vl_caching_fail(c, VL_CACHING_ERR_DEVICE, "map of a chunk", rc);
             rc = VL_DEV_ERROR;
         }
         for (uintptr_t back = lo; back < a; back += chunk_at(s, back)) {
-            int urc = c->dev->ops->unmap(c->dev, (void *)back, chunk_at(s, back), s->pool->stream->handle);
-            if (urc != VL_DEV_OK) vl_caching_fail(c, VL_CACHING_ERR_DEVICE, "unmap of a chunk", urc);
+            (void)vl_release_unmap_chunk(c, back, chunk_at(s, back), 0);
+            c->st.segments++; /* a mapping undone counts as neither (as before) */
+            c->st.device_frees--;
         }
         return rc;
     }
     s->mapped_bytes += bytes;
     s->mapped_chunks += (size_t)n;
     s->pool->stream->reserved += (int64_t)bytes;
-    vl_stat_add(&c->st.reserved_bytes, &c->st.peak_reserved_bytes, (int64_t)bytes);
     c->st.segments += n;
     c->st.device_allocs += n;
     return VL_DEV_OK;
 }
 
-/* Unmaps [lo, lo+bytes) chunk by chunk; returns the bytes unmapped, all of them unless
- * the device refused one chunk (recorded): then [lo, lo+returned) is unmapped and the
- * rest still mapped. */
+/* Unmaps [lo, lo+bytes) chunk by chunk, known unused (the device was synchronized);
+ * returns the bytes unmapped, all of them unless the device refused one chunk
+ * (recorded): then [lo, lo+returned) is unmapped and the rest still mapped. */
 static size_t unmap_range(vl_caching *c, vl_csegment *s, uintptr_t lo, size_t bytes)
 {
-    int64_t n = 0;
+    size_t n = 0;
     uintptr_t a = lo;
-    for (; a < lo + bytes; a += chunk_at(s, a), n++) {
-        int rc = c->dev->ops->unmap(c->dev, (void *)a, chunk_at(s, a), s->pool->stream->handle);
-        if (rc != VL_DEV_OK) {
-            vl_caching_fail(c, VL_CACHING_ERR_DEVICE, "unmap of a chunk", rc);
-            break;
-        }
-    }
+    for (; a < lo + bytes; a += chunk_at(s, a), n++)
+        if (vl_release_unmap_chunk(c, a, chunk_at(s, a), 0) != VL_DEV_OK) break;
     bytes = a - lo;
     s->mapped_bytes -= bytes;
-    s->mapped_chunks -= (size_t)n;
+    s->mapped_chunks -= n;
     s->pool->stream->reserved -= (int64_t)bytes;
-    c->st.reserved_bytes -= (int64_t)bytes;
-    c->st.segments -= n;
-    c->st.device_frees += n;
     return bytes;
 }
 
@@ -157,6 +153,11 @@ static vl_csegment *open_range(vl_caching *c, vl_cpool *p, size_t rounded, int *
     size_t chunk = vl_chunk_max_for(granule, c->cfg.chunk);
     size_t want = rounded > c->dev->total_bytes ? rounded : c->dev->total_bytes;
     size_t size = round_up(want, chunk); /* ends on a chunk boundary */
+    *rc = VL_DEV_ERROR;
+    if (!p->holes && !(p->holes = vl_host_calloc(1, sizeof *p->holes))) {
+        vl_caching_fail_host(c, "host allocation of a pool's holes");
+        return NULL;
+    }
     void *base = NULL;
     int vrc = c->dev->ops->va_reserve(c->dev, size, &base);
     if (vrc == VL_DEV_OOM) {
@@ -186,14 +187,16 @@ static vl_csegment *open_range(vl_caching *c, vl_cpool *p, size_t rounded, int *
     return s;
 }
 
-static vl_cblock *unmap_free_block(vl_caching *c, vl_csegment *s, vl_cblock *b, size_t limit, size_t *released);
+static vl_cblock *retire_free_block(vl_caching *c, vl_csegment *s, vl_cblock *b, size_t limit, size_t *released,
+                                    vl_cblock **list, vl_cblock **right_out);
 
-/* Unmaps free chunks of stream st's pools, largest free blocks first, found through the
- * bins (only classes that can hold a whole chunk are visited), until *released reaches
- * bytes. A class is walked from its largest block down by key, so the remainders that
- * unmapping leaves (smaller keys, holding no whole chunk) are at most looked at again. */
+/* Retires free chunks of stream st's pools into *list, largest free blocks first, found
+ * through the bins (only classes that can hold a whole chunk are visited), until
+ * *released reaches bytes. A class is walked from its largest block down by key, so the
+ * remainders that retiring leaves (smaller keys, holding no whole chunk) are at most
+ * looked at again. */
 static void reclaim_stream(vl_caching *c, vl_cstream *st, size_t bytes, const vl_cblock *keep1,
-                           const vl_cblock *keep2, size_t *released)
+                           const vl_cblock *keep2, size_t *released, vl_cblock **list)
 {
     int lowest = (int)vl_bin_index(c->dev->granularity); /* smaller blocks hold no chunk */
     for (int k = 0; k < 2 && *released < bytes; k++) {
@@ -204,26 +207,34 @@ static void reclaim_stream(vl_caching *c, vl_cstream *st, size_t bytes, const vl
             for (vl_cblock *b = vl_bins_last(&p->bins, (unsigned)j); b && *released < bytes;) {
                 size_t size = b->size;
                 uintptr_t addr = b->addr;
-                if (b != keep1 && b != keep2) unmap_free_block(c, b->seg, b, bytes - *released, released);
+                vl_cblock *right;
+                if (b != keep1 && b != keep2) retire_free_block(c, b->seg, b, bytes - *released, released, list, &right);
                 b = vl_bins_before(&p->bins, (unsigned)j, size, addr);
             }
         }
     }
 }
 
-/* Unmaps up to `bytes` (rounded up to chunks) of wholly free chunks in the pools of
- * stream `only` (NULL: every stream). keep1/keep2 (the FREE neighbours the new mapping
- * extends) stay mapped. Returns the bytes unmapped. */
-static size_t reclaim(vl_caching *c, vl_cstream *only, size_t bytes, const vl_cblock *keep1, const vl_cblock *keep2)
+/* Memory pressure: waits for the device (the point here), completes every retire
+ * batch, gives kept memory back, and unmaps up to `bytes` of any stream's wholly free
+ * chunks but keep1/keep2 (the FREE neighbours the new mapping extends). Returns the
+ * bytes given back to the device. */
+static size_t reclaim_under_pressure(vl_caching *c, size_t bytes, const vl_cblock *keep1, const vl_cblock *keep2)
 {
+    int64_t before = c->st.reserved_bytes;
+    int rc = c->dev->ops->synchronize(c->dev);
+    if (rc != VL_DEV_OK) vl_caching_fail(c, VL_CACHING_ERR_DEVICE, "synchronize", rc);
+    vl_release_process(c, 1);
+    vl_release_spares(c, 0);
     size_t released = 0;
-    if (only) {
-        reclaim_stream(c, only, bytes, keep1, keep2, &released);
-        return released;
-    }
+    vl_cblock *list = NULL;
     for (size_t i = 0; i < c->nstreams && released < bytes; i++)
-        reclaim_stream(c, c->streams[i], bytes, keep1, keep2, &released);
-    return released;
+        reclaim_stream(c, c->streams[i], bytes, keep1, keep2, &released, &list);
+    for (vl_cblock *b = list, *next; b; b = next) {
+        next = b->retire_next;
+        vl_expandable_finish_retire(c, b, 0);
+    }
+    return (size_t)(before - c->st.reserved_bytes);
 }
 
 /* Where a request goes in an expandable range: the unmapped block u is cut so that
@@ -234,68 +245,152 @@ typedef struct placement {
     size_t bytes;
 } placement;
 
-/* Improves *best with range s: the placement that maps the fewest bytes, at the start
- * of an unmapped block (extending a FREE block before it), at its end (extending one
- * after it), or all of it (joining both). */
-static void consider_range(const vl_csegment *s, size_t rounded, placement *best)
+/* Improves *best with the hole u: the placement that maps the fewest bytes, at the
+ * start of u (extending a FREE block before it), at its end (extending one after it),
+ * or all of it (joining both). */
+static void consider_hole(const vl_cblock *hole, size_t rounded, placement *best)
 {
-    for (vl_cblock *u = s->unmapped; u; u = u->unmapped_next) {
-        size_t before = u->prev && u->prev->state == VL_CB_FREE ? u->prev->size : 0;
-        size_t after = u->next && u->next->state == VL_CB_FREE ? u->next->size : 0;
-        uintptr_t end = u->addr + u->size;
-        if (rounded > before && rounded - before <= u->size) {
-            size_t need = chunk_ceil(s, u->addr + (rounded - before)) - u->addr;
-            if (need < best->bytes) *best = (placement){u, u->addr, need};
-        }
-        if (rounded > after && rounded - after <= u->size) {
-            uintptr_t lo = chunk_floor(s, end - (rounded - after));
-            if (end - lo < best->bytes) *best = (placement){u, lo, end - lo};
-        }
-        if (before + u->size + after >= rounded && u->size < best->bytes) *best = (placement){u, u->addr, u->size};
+    vl_cblock *u = (vl_cblock *)hole;
+    const vl_csegment *s = u->seg;
+    size_t before = u->prev && u->prev->state == VL_CB_FREE ? u->prev->size : 0;
+    size_t after = u->next && u->next->state == VL_CB_FREE ? u->next->size : 0;
+    uintptr_t end = u->addr + u->size;
+    if (rounded > before && rounded - before <= u->size) {
+        size_t need = chunk_ceil(s, u->addr + (rounded - before)) - u->addr;
+        if (need < best->bytes) *best = (placement){u, u->addr, need};
     }
+    if (rounded > after && rounded - after <= u->size) {
+        uintptr_t lo = chunk_floor(s, end - (rounded - after));
+        if (end - lo < best->bytes) *best = (placement){u, lo, end - lo};
+    }
+    if (before + u->size + after >= rounded && u->size < best->bytes) *best = (placement){u, u->addr, u->size};
+}
+
+/* The best placement among: the holes next to the pool's VL_FRONTIER_PROBES largest
+ * free blocks (a hole extending a large free block maps the fewest bytes), the
+ * VL_FRONTIER_PROBES largest holes no larger than the request (joined with FREE
+ * neighbours), and the smallest hole that holds the request alone. O(log n) per probe. */
+static void find_placement(const vl_cpool *p, size_t rounded, placement *best)
+{
+    int probes = 0;
+    for (int j = vl_bins_prev_nonempty(&p->bins, VL_BIN_COUNT); j >= 0 && probes < VL_FRONTIER_PROBES;
+         j = vl_bins_prev_nonempty(&p->bins, (unsigned)j)) {
+        for (vl_cblock *b = vl_bins_last(&p->bins, (unsigned)j); b && probes < VL_FRONTIER_PROBES;
+             b = vl_bins_before(&p->bins, (unsigned)j, b->size, b->addr), probes++) {
+            if (b->next && b->next->state == VL_CB_UNMAPPED) consider_hole(b->next, rounded, best);
+            if (b->prev && b->prev->state == VL_CB_UNMAPPED) consider_hole(b->prev, rounded, best);
+        }
+    }
+    /* The largest holes up to the request's size: with FREE blocks on both sides (what
+     * reclaim leaves: the chunks it unmapped, a remainder either side) they are joined. */
+    unsigned i = vl_bin_index(rounded);
+    probes = 0;
+    for (int j = vl_bins_prev_nonempty(p->holes, i + 1); j >= 0 && probes < VL_FRONTIER_PROBES;
+         j = vl_bins_prev_nonempty(p->holes, (unsigned)j)) {
+        for (vl_cblock *h = vl_bins_last(p->holes, (unsigned)j); h && probes < VL_FRONTIER_PROBES;
+             h = vl_bins_before(p->holes, (unsigned)j, h->size, h->addr), probes++)
+            consider_hole(h, rounded, best);
+    }
+    vl_cblock *h = vl_bins_fit_in_class(p->holes, i, rounded);
+    if (!h) {
+        int j = vl_bins_next_nonempty(p->holes, i);
+        if (j >= 0) h = vl_bins_first(p->holes, (unsigned)j);
+    }
+    if (h) consider_hole(h, rounded, best);
+}
+
+/* A placement for `rounded` in pool p, opening a further range when none fits; 0 with
+ * *rc set when there is none. */
+static int place(vl_caching *c, vl_cpool *p, size_t rounded, placement *best, int *rc)
+{
+    *best = (placement){NULL, 0, SIZE_MAX};
+    if (p->holes) find_placement(p, rounded, best);
+    if (!best->u) {
+        vl_csegment *fresh = open_range(c, p, rounded, rc);
+        if (!fresh) return 0;
+        consider_hole(fresh->first, rounded, best);
+    }
+    if (!best->u) {
+        *rc = VL_DEV_OOM;
+        return 0;
+    }
+    return 1;
+}
+
+int vl_expandable_could_fit(vl_caching *c, size_t bytes)
+{
+    /* Everything not active could at best be unmapped and mapped here. */
+    int64_t active = c->st.active_bytes;
+    if ((int64_t)bytes > (int64_t)c->dev->total_bytes - active) return 0;
+    /* A large mapping asks the device what is free (other processes hold memory too):
+     * one cudaMemGetInfo, only where mapping chunk after chunk and then failing would
+     * cost far more. */
+    if (bytes >= VL_CHUNKS_PER_STEP * c->dev->granularity) {
+        size_t free_bytes = 0, total = 0;
+        if (c->dev->ops->mem_info(c->dev, &free_bytes, &total) == VL_DEV_OK &&
+            (int64_t)bytes > (int64_t)free_bytes + (c->st.reserved_bytes - active))
+            return 0;
+    }
+    return 1;
 }
 
 vl_cblock *vl_expandable_grow(vl_caching *c, vl_cpool *p, size_t rounded, int *rc)
 {
-    placement best = {NULL, 0, SIZE_MAX};
-    for (const vl_csegment *r = p->ranges; r; r = r->pool_next) consider_range(r, rounded, &best);
-    if (!best.u) {
-        const vl_csegment *fresh = open_range(c, p, rounded, rc);
-        if (!fresh) return NULL;
-        consider_range(fresh, rounded, &best);
-    }
-    if (!best.u) {
-        *rc = VL_DEV_OOM;
+    if (c->retire_head) vl_release_process(c, 0);
+    placement best;
+    if (!place(c, p, rounded, &best, rc)) return NULL;
+    if (!vl_expandable_could_fit(c, best.bytes)) {
+        *rc = VL_GROW_NEVER_FITS; /* fails at once: nothing mapped, nothing flushed */
         return NULL;
     }
+    vl_cstream *st = p->stream;
+    if (c->cfg.reclaim >= 0) {
+        /* The stream's reserved may grow to (1 + reclaim) x its peak allocated (counting
+         * this request); past that, the new chunks come out of its own free ones: retired
+         * behind an event on this stream, their memory mapped again here once complete. */
+        int64_t want = st->allocated + (int64_t)rounded;
+        double cap = (1.0 + c->cfg.reclaim) * (double)(want > st->peak_allocated ? want : st->peak_allocated);
+        double over = (double)st->reserved + (double)best.bytes - cap;
+        if (over > 0) {
+            size_t released = 0;
+            vl_cblock *list = NULL;
+            reclaim_stream(c, st, (size_t)over, best.u->prev, best.u->next, &released, &list);
+            if (list) {
+                vl_release_queue(c, st, list);
+                vl_release_process(c, 0);
+                if (!place(c, p, rounded, &best, rc)) return NULL; /* completed retirements merge holes */
+            }
+        }
+    }
     /* Headers for the unmapped pieces left of and right of the mapping, before anything
-     * is mapped or reclaimed. */
+     * is mapped. */
     vl_cblock *pieces[2] = {NULL, NULL};
     int npieces = (best.lo > best.u->addr) + (best.lo + best.bytes < best.u->addr + best.u->size);
     if (!take_headers(c, pieces, npieces)) {
         *rc = VL_DEV_ERROR;
         return NULL;
     }
-    vl_csegment *s = best.u->seg;
-    vl_cstream *st = p->stream;
-    if (c->cfg.reclaim >= 0) {
-        /* The stream's reserved may grow to (1 + reclaim) x its peak allocated (counting
-         * this request); past that, the new chunks come out of its own free ones. */
-        int64_t want = st->allocated + (int64_t)rounded;
-        double cap = (1.0 + c->cfg.reclaim) * (double)(want > st->peak_allocated ? want : st->peak_allocated);
-        double over = (double)st->reserved + (double)best.bytes - cap;
-        if (over > 0) reclaim(c, st, (size_t)over, best.u->prev, best.u->next);
-    }
-    int mrc = map_range(c, s, best.lo, best.bytes);
+    int mrc = map_range(c, best.u->seg, best.lo, best.bytes);
     if (mrc == VL_DEV_OOM && c->cfg.reclaim >= 0 &&
-        reclaim(c, NULL, best.bytes, best.u->prev, best.u->next) > 0) /* memory pressure: any stream's */
-        mrc = map_range(c, s, best.lo, best.bytes);
+        reclaim_under_pressure(c, best.bytes, best.u->prev, best.u->next) > 0) {
+        put_headers(c, pieces, npieces);
+        if (!place(c, p, rounded, &best, rc)) return NULL;
+        npieces = (best.lo > best.u->addr) + (best.lo + best.bytes < best.u->addr + best.u->size);
+        pieces[0] = pieces[1] = NULL;
+        if (!take_headers(c, pieces, npieces)) {
+            *rc = VL_DEV_ERROR;
+            return NULL;
+        }
+        mrc = map_range(c, best.u->seg, best.lo, best.bytes);
+    }
     if (mrc != VL_DEV_OK) {
         put_headers(c, pieces, npieces);
         *rc = mrc;
         return NULL;
     }
+    if (c->spare_bytes > 0) vl_release_spares(c, vl_release_spare_cap(c));
     /* Cut the unmapped block into [unmapped][mapped, now FREE][unmapped]. */
+    vl_csegment *s = best.u->seg;
     vl_cblock *u = best.u;
     uintptr_t best_lo = best.lo;
     size_t best_bytes = best.bytes;
@@ -307,15 +402,17 @@ vl_cblock *vl_expandable_grow(vl_caching *c, vl_cpool *p, size_t rounded, int *r
         unmapped_add(s, insert_after(s, u, pieces[used++], best_lo + best_bytes, end - best_lo - best_bytes));
     u->addr = best_lo;
     u->size = best_bytes;
-    return vl_caching_release_block(c, u);
+    return vl_caching_coalesce(c, u);
 }
 
-/* Merges the UNMAPPED block b with UNMAPPED neighbours; returns the merged block. */
+/* Makes b (not in the holes) UNMAPPED, merged with UNMAPPED neighbours, and puts the
+ * result in the pool's holes; returns it. */
 static vl_cblock *merge_unmapped(vl_caching *c, vl_csegment *s, vl_cblock *b)
 {
+    b->state = VL_CB_UNMAPPED;
     vl_cblock *prev = b->prev, *next = b->next;
     if (prev && prev->state == VL_CB_UNMAPPED) {
-        unmapped_remove(s, b);
+        unmapped_remove(s, prev);
         vl_block_absorb_next(c, prev);
         b = prev;
     }
@@ -323,51 +420,85 @@ static vl_cblock *merge_unmapped(vl_caching *c, vl_csegment *s, vl_cblock *b)
         unmapped_remove(s, next);
         vl_block_absorb_next(c, b);
     }
+    unmapped_add(s, b);
     return b;
 }
 
-/* Unmaps whole chunks inside the FREE block b, at most `limit` bytes (rounded up to
- * chunks) taken from its high end, leaving the rest FREE. Returns the block to continue
- * the walk after, and adds the bytes to *released. Out of host memory for the
- * remainders' headers, or when the device refuses an unmap, it unmaps less (or
- * nothing: b stays FREE as it was). */
-static vl_cblock *unmap_free_block(vl_caching *c, vl_csegment *s, vl_cblock *b, size_t limit, size_t *released)
+/* Turns the whole chunks inside the FREE block b, at most `limit` bytes (rounded up to
+ * chunks) taken from its high end, into a RETIRING block pushed on *list, leaving the
+ * rest FREE (the right remainder in *right_out, or NULL). Returns the RETIRING block,
+ * or NULL when b holds no whole chunk or there is no host memory for the headers (b
+ * then stays FREE as it was). */
+static vl_cblock *retire_free_block(vl_caching *c, vl_csegment *s, vl_cblock *b, size_t limit, size_t *released,
+                                    vl_cblock **list, vl_cblock **right_out)
 {
+    *right_out = NULL;
     uintptr_t lo = chunk_ceil(s, b->addr);
     uintptr_t hi = chunk_floor(s, b->addr + b->size);
-    if (hi <= lo) return b;
+    if (hi <= lo) return NULL;
     if (hi - lo > limit) {
         uintptr_t from = chunk_floor(s, hi - limit);
         if (from > lo) lo = from;
     }
     uintptr_t end = b->addr + b->size;
-    vl_cblock *pieces[2] = {NULL, NULL};
-    if (!take_headers(c, pieces, 2)) return b; /* at most two remainders: take both */
-    size_t done = unmap_range(c, s, lo, hi - lo);
-    if (done == 0) {
-        put_headers(c, pieces, 2);
-        return b;
-    }
-    hi = lo + done;
-    *released += done;
+    /* Two remainders at most, and the header a refused unmap needs to split (release.c). */
+    vl_cblock *pieces[3] = {NULL, NULL, NULL};
+    if (!take_headers(c, pieces, 3)) return NULL;
     vl_free_remove(c, b);
     if (lo > b->addr) {
         vl_free_insert(c, insert_after(s, b->prev, pieces[0], b->addr, lo - b->addr));
         pieces[0] = NULL;
     }
-    vl_cblock *right = NULL;
     if (hi < end) {
-        right = insert_after(s, b, pieces[1], hi, end - hi);
+        *right_out = insert_after(s, b, pieces[1], hi, end - hi);
         pieces[1] = NULL;
     }
-    put_headers(c, pieces, 2);
     b->addr = lo;
     b->size = hi - lo;
-    unmapped_add(s, b);
-    if (right) vl_free_insert(c, right);
-    vl_cblock *merged = merge_unmapped(c, s, b);
-    return right ? right : merged;
+    b->state = VL_CB_RETIRING;
+    b->retire_spare = pieces[2];
+    pieces[2] = NULL;
+    b->retire_next = *list;
+    *list = b;
+    put_headers(c, pieces, 3);
+    if (*right_out) vl_free_insert(c, *right_out);
+    s->pool->stream->reserved -= (int64_t)b->size;
+    c->retiring_bytes += (int64_t)b->size;
+    *released += b->size;
+    return b;
 }
+
+/* vl_expandable_finish_retire, returning the block that now covers the retired range's
+ * last byte (the walk of release_free goes on after it). */
+static vl_cblock *finish_retire(vl_caching *c, vl_cblock *b, int keep)
+{
+    vl_csegment *s = b->seg;
+    vl_cblock *split = b->retire_spare;
+    uintptr_t lo = b->addr, end = b->addr + b->size, a = lo;
+    c->retiring_bytes -= (int64_t)b->size;
+    for (; a < end; a += chunk_at(s, a)) {
+        if (vl_release_unmap_chunk(c, a, chunk_at(s, a), keep) != VL_DEV_OK) break;
+        s->mapped_chunks--;
+    }
+    size_t done = a - lo;
+    s->mapped_bytes -= done;
+    if (done == b->size) {
+        vl_slab_put(&c->blocks, split);
+        return merge_unmapped(c, s, b);
+    }
+    /* The device refused an unmap (recorded): what is still mapped is FREE again. */
+    s->pool->stream->reserved += (int64_t)(end - a);
+    if (done == 0) {
+        vl_slab_put(&c->blocks, split);
+        return vl_caching_release_block(c, b);
+    }
+    vl_cblock *rest = insert_after(s, b, split, a, end - a);
+    b->size = done;
+    merge_unmapped(c, s, b);
+    return vl_caching_release_block(c, rest);
+}
+
+void vl_expandable_finish_retire(vl_caching *c, vl_cblock *b, int keep) { (void)finish_retire(c, b, keep); }
 
 /* Gives the range's address space back and frees its record; at close (force) also
  * when the device refuses. Returns 0, or -1 when it was refused (recorded) and the
@@ -389,19 +520,39 @@ static int release_range(vl_caching *c, vl_csegment *s, int force)
 
 size_t vl_expandable_release_free(vl_caching *c)
 {
-    size_t released = 0;
-    for (vl_csegment *s = c->segments, *next; s; s = next) {
-        next = s->next;
-        if (!s->expandable) continue;
-        for (vl_cblock *b = s->first; b; b = b->next)
-            if (b->state == VL_CB_FREE) b = unmap_free_block(c, s, b, SIZE_MAX, &released);
-        if (s->mapped_bytes == 0) {
-            /* Nothing mapped: one UNMAPPED block spans the range (they merge). */
-            vl_cblock *whole = s->first;
-            if (release_range(c, s, 0) == 0) vl_slab_put(&c->blocks, whole);
+    int any = 0;
+    for (size_t i = 0; i < c->nstreams && !any; i++) any = c->streams[i]->pools[0].ranges || c->streams[i]->pools[1].ranges;
+    if (!any) return 0;
+    /* Trim and the flush after an OOM: wait for the device once (the point here), then
+     * every free chunk can go at once. Free blocks are found through the bins (classes
+     * that can hold a chunk), not by walking every block. */
+    int64_t before = c->st.reserved_bytes;
+    int rc = c->dev->ops->synchronize(c->dev);
+    if (rc != VL_DEV_OK) vl_caching_fail(c, VL_CACHING_ERR_DEVICE, "synchronize", rc);
+    vl_release_process(c, 1);
+    vl_release_spares(c, 0);
+    for (size_t i = 0; i < c->nstreams; i++) {
+        vl_cstream *st = c->streams[i];
+        size_t released = 0;
+        vl_cblock *list = NULL;
+        reclaim_stream(c, st, SIZE_MAX, NULL, NULL, &released, &list);
+        for (vl_cblock *b = list, *next; b; b = next) {
+            next = b->retire_next;
+            vl_expandable_finish_retire(c, b, 0);
+        }
+        for (int k = 0; k < 2; k++) {
+            for (vl_csegment *s = st->pools[k].ranges, *next; s; s = next) {
+                next = s->pool_next;
+                if (s->mapped_bytes != 0) continue;
+                /* Nothing mapped: one UNMAPPED block spans the range (they merge). */
+                vl_cblock *whole = s->first;
+                unmapped_remove(s, whole);
+                if (release_range(c, s, 0) == 0) vl_slab_put(&c->blocks, whole);
+                else unmapped_add(s, whole);
+            }
         }
     }
-    return released;
+    return (size_t)(before - c->st.reserved_bytes);
 }
 
 void vl_expandable_destroy(vl_caching *c, vl_csegment *s)

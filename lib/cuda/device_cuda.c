@@ -43,6 +43,7 @@ typedef struct vl_driver_api {
     PFN_cuMemRelease_v10020 cuMemRelease;
     PFN_cuMemMap_v10020 cuMemMap;
     PFN_cuMemUnmap_v10020 cuMemUnmap;
+    PFN_cuMemRetainAllocationHandle_v11000 cuMemRetainAllocationHandle;
     PFN_cuMemSetAccess_v10020 cuMemSetAccess;
     PFN_cuGetErrorName_v6000 cuGetErrorName;
 } vl_driver_api;
@@ -79,11 +80,13 @@ static void resolve_driver_api(void)
     a->cuMemRelease = (PFN_cuMemRelease_v10020)driver_symbol("cuMemRelease");
     a->cuMemMap = (PFN_cuMemMap_v10020)driver_symbol("cuMemMap");
     a->cuMemUnmap = (PFN_cuMemUnmap_v10020)driver_symbol("cuMemUnmap");
+    a->cuMemRetainAllocationHandle =
+        (PFN_cuMemRetainAllocationHandle_v11000)driver_symbol("cuMemRetainAllocationHandle");
     a->cuMemSetAccess = (PFN_cuMemSetAccess_v10020)driver_symbol("cuMemSetAccess");
     a->cuGetErrorName = (PFN_cuGetErrorName_v6000)driver_symbol("cuGetErrorName");
     a->resolved = a->cuDeviceGet && a->cuDeviceGetAttribute && a->cuMemGetAllocationGranularity && a->cuMemAddressReserve &&
                   a->cuMemAddressFree && a->cuMemCreate && a->cuMemRelease && a->cuMemMap &&
-                  a->cuMemUnmap && a->cuMemSetAccess && a->cuGetErrorName;
+                  a->cuMemUnmap && a->cuMemRetainAllocationHandle && a->cuMemSetAccess && a->cuGetErrorName;
 }
 
 static const char *driver_error_name(CUresult r)
@@ -114,20 +117,42 @@ typedef struct cuda_impl {
 
 static cuda_impl *impl_of(vl_device *d) { return (cuda_impl *)d->impl; }
 
-/* Makes the device current for one op; returns the caller's device to restore, or -1
- * when it did not change (the common case: one GPU). */
+static int runtime_failure(const char *call, cudaError_t err);
+
+/* Makes the device current for one op. Returns the caller's device to restore, -1 when
+ * it did not change (the common case: one GPU), or -2 when the runtime refused (one
+ * line printed; the op then fails with VL_DEV_ERROR: the library never exits, it runs
+ * inside other programs such as PyTorch). */
+#define VL_DEVICE_ENTER_FAILED (-2)
 static int device_enter(const cuda_impl *c)
 {
     int current = -1;
-    VL_CUDA_CHECK(cudaGetDevice(&current));
+    cudaError_t err = cudaGetDevice(&current);
+    if (err != cudaSuccess) {
+        runtime_failure("cudaGetDevice", err);
+        (void)cudaGetLastError();
+        return VL_DEVICE_ENTER_FAILED;
+    }
     if (current == c->ordinal) return -1;
-    VL_CUDA_CHECK(cudaSetDevice(c->ordinal));
+    err = cudaSetDevice(c->ordinal);
+    if (err != cudaSuccess) {
+        runtime_failure("cudaSetDevice", err);
+        (void)cudaGetLastError();
+        return VL_DEVICE_ENTER_FAILED;
+    }
     return current;
 }
 
+/* Gives the caller its device back. A refusal is reported (one line), not returned: the
+ * op itself is done (memory allocated or freed, an event recorded), and reporting it as
+ * failed would make the caller undo or repeat it. */
 static void device_leave(int previous)
 {
-    if (previous >= 0) VL_CUDA_CHECK(cudaSetDevice(previous));
+    if (previous < 0) return;
+    cudaError_t err = cudaSetDevice(previous);
+    if (err == cudaSuccess) return;
+    runtime_failure("cudaSetDevice (restoring the caller's device)", err);
+    (void)cudaGetLastError();
 }
 
 static int runtime_failure(const char *call, cudaError_t err)
@@ -146,7 +171,9 @@ static int driver_failure(const char *call, CUresult r)
 
 static int cuda_mem_alloc(vl_device *d, size_t size, void **out)
 {
+    *out = NULL;
     int prev = device_enter(impl_of(d));
+    if (prev == VL_DEVICE_ENTER_FAILED) return VL_DEV_ERROR;
     void *p = NULL;
     cudaError_t err = cudaMalloc(&p, size);
     device_leave(prev);
@@ -165,6 +192,7 @@ static int cuda_mem_free(vl_device *d, void *ptr, size_t size)
     (void)size;
     if (ptr == NULL) return VL_DEV_OK;
     int prev = device_enter(impl_of(d));
+    if (prev == VL_DEVICE_ENTER_FAILED) return VL_DEV_ERROR;
     cudaError_t err = cudaFree(ptr);
     device_leave(prev);
     return err == cudaSuccess ? VL_DEV_OK : runtime_failure("cudaFree", err);
@@ -191,60 +219,87 @@ static int cuda_va_release(vl_device *d, void *addr, size_t size)
     return r == CUDA_SUCCESS ? VL_DEV_OK : driver_failure("cuMemAddressFree", r);
 }
 
-/* The physical allocation's handle is released right after mapping: the driver keeps
- * the memory alive while it is mapped and frees it at unmap, so no table of handles
- * is needed and unmap is one call. */
-static int cuda_map(vl_device *d, void *addr, size_t size)
+/* Maps the physical allocation `handle` at [va, va+size) and makes it accessible. The
+ * handle is released once mapped: the driver keeps the memory alive while it is mapped
+ * and frees it at unmap, so no table of handles is needed. On failure the handle is
+ * still the caller's. */
+static int map_handle(cuda_impl *c, CUdeviceptr va, size_t size, CUmemGenericAllocationHandle handle)
 {
-    cuda_impl *c = impl_of(d);
-    if (!c->vmm) return VL_DEV_UNSUPPORTED;
-    CUdeviceptr va = (CUdeviceptr)(uintptr_t)addr;
-    CUmemGenericAllocationHandle handle = 0;
-    CUresult r = driver_api.cuMemCreate(&handle, size, &c->prop, 0);
-    if (r == CUDA_ERROR_OUT_OF_MEMORY) return VL_DEV_OOM;
-    if (r != CUDA_SUCCESS) return driver_failure("cuMemCreate", r);
-    r = driver_api.cuMemMap(va, size, 0, handle, 0);
-    if (r != CUDA_SUCCESS) {
-        driver_api.cuMemRelease(handle);
-        return r == CUDA_ERROR_OUT_OF_MEMORY ? VL_DEV_OOM : driver_failure("cuMemMap", r);
-    }
-    r = driver_api.cuMemRelease(handle);
-    if (r != CUDA_SUCCESS) {
-        driver_api.cuMemUnmap(va, size);
-        return driver_failure("cuMemRelease", r);
-    }
+    CUresult r = driver_api.cuMemMap(va, size, 0, handle, 0);
+    if (r != CUDA_SUCCESS) return r == CUDA_ERROR_OUT_OF_MEMORY ? VL_DEV_OOM : driver_failure("cuMemMap", r);
     r = driver_api.cuMemSetAccess(va, size, &c->access, 1);
     if (r != CUDA_SUCCESS) {
         driver_api.cuMemUnmap(va, size);
         return r == CUDA_ERROR_OUT_OF_MEMORY ? VL_DEV_OOM : driver_failure("cuMemSetAccess", r);
     }
+    r = driver_api.cuMemRelease(handle); /* drops our reference; the mapping holds its own */
+    if (r != CUDA_SUCCESS) {
+        driver_api.cuMemUnmap(va, size);
+        return driver_failure("cuMemRelease", r);
+    }
     return VL_DEV_OK;
 }
 
-/* cudaFree waits for the device to finish before it frees; cuMemUnmap does not. A
- * caching allocator frees blocks in stream order (a kernel queued before the free may
- * still read the block), so unmapping such a chunk at once pulls the pages from under
- * that kernel: an illegal-address fault (seen with PyTorch training on expandable
- * segments). So unmap first waits for the device, as cudaFree does. Not for the owner
- * stream alone (PyTorch's choice): vramlab's programs own their streams and may destroy
- * one while the allocator still caches blocks of it, and cudaStreamSynchronize on a
- * destroyed stream crashed (H200: async_free_race and free_stall with expandable
- * segments, SIGSEGV at exit). Waiting for the device costs only when chunks are unmapped,
- * which the stream-local reclaim keeps off the steady state (lib/caching/README.md). */
-static int cuda_unmap(vl_device *d, void *addr, size_t size, vl_stream owner)
+static int cuda_map(vl_device *d, void *addr, size_t size)
 {
-    (void)owner;
     cuda_impl *c = impl_of(d);
     if (!c->vmm) return VL_DEV_UNSUPPORTED;
-    int prev = device_enter(c);
-    cudaError_t err = cudaDeviceSynchronize();
-    device_leave(prev);
-    if (err != cudaSuccess) return runtime_failure("cudaDeviceSynchronize before cuMemUnmap", err);
+    CUmemGenericAllocationHandle handle = 0;
+    CUresult r = driver_api.cuMemCreate(&handle, size, &c->prop, 0);
+    if (r == CUDA_ERROR_OUT_OF_MEMORY) return VL_DEV_OOM;
+    if (r != CUDA_SUCCESS) return driver_failure("cuMemCreate", r);
+    int rc = map_handle(c, (CUdeviceptr)(uintptr_t)addr, size, handle);
+    if (rc != VL_DEV_OK) driver_api.cuMemRelease(handle);
+    return rc;
+}
+
+/* cuMemUnmap does not wait for queued work (cudaFree does): the caller unmaps only
+ * what no queued work can still use (device.h). The caching allocator knows that from
+ * events recorded on the streams that used the memory, or from a synchronize under
+ * memory pressure, on trim and at close (lib/caching/README.md). */
+static int cuda_unmap(vl_device *d, void *addr, size_t size)
+{
+    if (!impl_of(d)->vmm) return VL_DEV_UNSUPPORTED;
     CUresult r = driver_api.cuMemUnmap((CUdeviceptr)(uintptr_t)addr, size);
     return r == CUDA_SUCCESS ? VL_DEV_OK : driver_failure("cuMemUnmap", r);
 }
 
+/* Unmaps but keeps the memory: cuMemRetainAllocationHandle takes a reference before
+ * the mapping's goes away, so mapping it again later skips cuMemCreate (and the
+ * driver's zeroing of fresh memory). */
+static int cuda_unmap_keep(vl_device *d, void *addr, size_t size, vl_phys *out)
+{
+    if (!impl_of(d)->vmm) return VL_DEV_UNSUPPORTED;
+    CUmemGenericAllocationHandle handle = 0;
+    CUresult r = driver_api.cuMemRetainAllocationHandle(&handle, addr);
+    if (r != CUDA_SUCCESS) return driver_failure("cuMemRetainAllocationHandle", r);
+    r = driver_api.cuMemUnmap((CUdeviceptr)(uintptr_t)addr, size);
+    if (r != CUDA_SUCCESS) {
+        driver_api.cuMemRelease(handle);
+        return driver_failure("cuMemUnmap", r);
+    }
+    *out = (vl_phys)(uintptr_t)handle;
+    return VL_DEV_OK;
+}
+
+static int cuda_map_phys(vl_device *d, void *addr, size_t size, vl_phys phys)
+{
+    cuda_impl *c = impl_of(d);
+    if (!c->vmm) return VL_DEV_UNSUPPORTED;
+    return map_handle(c, (CUdeviceptr)(uintptr_t)addr, size, (CUmemGenericAllocationHandle)(uintptr_t)phys);
+}
+
+static int cuda_phys_release(vl_device *d, vl_phys phys, size_t size)
+{
+    (void)size;
+    if (!impl_of(d)->vmm) return VL_DEV_UNSUPPORTED;
+    CUresult r = driver_api.cuMemRelease((CUmemGenericAllocationHandle)(uintptr_t)phys);
+    return r == CUDA_SUCCESS ? VL_DEV_OK : driver_failure("cuMemRelease", r);
+}
+
 /* --- events ------------------------------------------------------------------------------- */
+
+static void cuda_event_release(vl_device *d, vl_event e);
 
 static int cuda_event_record(vl_device *d, vl_stream s, vl_event *out)
 {
@@ -255,11 +310,15 @@ static int cuda_event_record(vl_device *d, vl_stream s, vl_event *out)
     pthread_mutex_unlock(&c->pool_lock);
 
     int prev = device_enter(c);
+    if (prev == VL_DEVICE_ENTER_FAILED) {
+        if (e != NULL) cuda_event_release(d, (vl_event)e);
+        return VL_DEV_ERROR;
+    }
     cudaError_t err = cudaSuccess;
     if (e == NULL) err = cudaEventCreateWithFlags(&e, cudaEventDisableTiming);
     if (err == cudaSuccess) {
         err = cudaEventRecord(e, (cudaStream_t)s);
-        if (err != cudaSuccess) cudaEventDestroy(e);
+        if (err != cudaSuccess) (void)cudaEventDestroy(e);
     }
     device_leave(prev);
     if (err != cudaSuccess) return runtime_failure("cudaEventRecord", err);
@@ -293,7 +352,14 @@ static void cuda_event_release(vl_device *d, vl_event e)
     int pooled = c->npool < c->pool_cap;
     if (pooled) c->pool[c->npool++] = (cudaEvent_t)e;
     pthread_mutex_unlock(&c->pool_lock);
-    if (!pooled) VL_CUDA_CHECK(cudaEventDestroy((cudaEvent_t)e));
+    if (pooled) return;
+    /* Out of host memory for the pool: destroy it. A failure is only reported: the event
+     * is gone either way, and releasing has no result to give. */
+    cudaError_t err = cudaEventDestroy((cudaEvent_t)e);
+    if (err != cudaSuccess) {
+        runtime_failure("cudaEventDestroy", err);
+        (void)cudaGetLastError();
+    }
 }
 
 /* --- the rest -------------------------------------------------------------------------------- */
@@ -301,6 +367,7 @@ static void cuda_event_release(vl_device *d, vl_event e)
 static int cuda_synchronize(vl_device *d)
 {
     int prev = device_enter(impl_of(d));
+    if (prev == VL_DEVICE_ENTER_FAILED) return VL_DEV_ERROR;
     cudaError_t err = cudaDeviceSynchronize();
     device_leave(prev);
     return err == cudaSuccess ? VL_DEV_OK : runtime_failure("cudaDeviceSynchronize", err);
@@ -309,6 +376,7 @@ static int cuda_synchronize(vl_device *d)
 static int cuda_mem_info(vl_device *d, size_t *free_bytes, size_t *total_bytes)
 {
     int prev = device_enter(impl_of(d));
+    if (prev == VL_DEVICE_ENTER_FAILED) return VL_DEV_ERROR;
     cudaError_t err = cudaMemGetInfo(free_bytes, total_bytes);
     device_leave(prev);
     return err == cudaSuccess ? VL_DEV_OK : runtime_failure("cudaMemGetInfo", err);
@@ -319,9 +387,13 @@ static void cuda_close(vl_device *d)
     if (d == NULL) return;
     cuda_impl *c = impl_of(d);
     if (c != NULL) {
+        /* Failures are reported and the rest still destroyed: close has no result. */
         int prev = device_enter(c);
-        for (size_t i = 0; i < c->npool; i++) VL_CUDA_CHECK(cudaEventDestroy(c->pool[i]));
-        device_leave(prev);
+        for (size_t i = 0; i < c->npool; i++) {
+            cudaError_t err = cudaEventDestroy(c->pool[i]);
+            if (err != cudaSuccess) runtime_failure("cudaEventDestroy at close", err);
+        }
+        if (prev != VL_DEVICE_ENTER_FAILED) device_leave(prev);
         free(c->pool);
         pthread_mutex_destroy(&c->pool_lock);
         free(c);
@@ -336,6 +408,9 @@ static const vl_device_ops cuda_ops = {
     .va_release = cuda_va_release,
     .map = cuda_map,
     .unmap = cuda_unmap,
+    .unmap_keep = cuda_unmap_keep,
+    .map_phys = cuda_map_phys,
+    .phys_release = cuda_phys_release,
     .event_record = cuda_event_record,
     .event_query = cuda_event_query,
     .event_release = cuda_event_release,
@@ -423,6 +498,18 @@ static void probe_vmm(vl_device *d, cuda_impl *c, int wanted)
     d->vmm_supported = c->vmm;
 }
 
+/* Open failed in `call`: the reason in err, status VL_EXIT_FAIL (a CUDA error, not a
+ * missing device), d closed. Returns NULL for the caller to return: open reports, the
+ * program (or PyTorch, through the plugin) decides what to do. */
+static vl_device *open_failed(vl_device *d, const char *call, cudaError_t e, int *status, char *err, size_t errlen)
+{
+    snprintf(err, errlen, "device cuda: %s: %s: %s", call, cudaGetErrorName(e), cudaGetErrorString(e));
+    (void)cudaGetLastError();
+    *status = VL_EXIT_FAIL;
+    cuda_close(d);
+    return NULL;
+}
+
 vl_device *vl_device_cuda_open(const vl_spec *spec, int *status, char *err, size_t errlen)
 {
     char why[256];
@@ -433,7 +520,8 @@ vl_device *vl_device_cuda_open(const vl_spec *spec, int *status, char *err, size
     }
     int ordinal = (int)vl_spec_int(spec, "device");
     int count = 0;
-    VL_CUDA_CHECK(cudaGetDeviceCount(&count));
+    cudaError_t cerr = cudaGetDeviceCount(&count);
+    if (cerr != cudaSuccess) return open_failed(NULL, "cudaGetDeviceCount", cerr, status, err, errlen);
     if (ordinal < 0 || ordinal >= count) {
         snprintf(err, errlen, "no CUDA device: device=%d asked for, %d present", ordinal, count);
         *status = VL_EXIT_SKIP;
@@ -459,20 +547,24 @@ vl_device *vl_device_cuda_open(const vl_spec *spec, int *status, char *err, size
     d->impl = c;
     snprintf(d->spec, sizeof d->spec, "%s", spec->text);
 
-    VL_CUDA_CHECK(cudaSetDevice(ordinal));
-    VL_CUDA_CHECK(cudaFree(0)); /* create the context now, not inside the first timed call */
+    if ((cerr = cudaSetDevice(ordinal)) != cudaSuccess) return open_failed(d, "cudaSetDevice", cerr, status, err, errlen);
+    /* Create the context now, not inside the first timed call. */
+    if ((cerr = cudaFree(0)) != cudaSuccess) return open_failed(d, "cudaFree(0)", cerr, status, err, errlen);
 
     struct cudaDeviceProp props;
-    VL_CUDA_CHECK(cudaGetDeviceProperties(&props, ordinal));
+    if ((cerr = cudaGetDeviceProperties(&props, ordinal)) != cudaSuccess)
+        return open_failed(d, "cudaGetDeviceProperties", cerr, status, err, errlen);
     /* props.name is 256 bytes; GPU names are far shorter, so cut, don't fail. */
     memcpy(d->name, props.name, sizeof d->name - 1);
     d->name[sizeof d->name - 1] = '\0';
     d->total_bytes = props.totalGlobalMem;
 
     int v = 0;
-    VL_CUDA_CHECK(cudaDriverGetVersion(&v));
+    if ((cerr = cudaDriverGetVersion(&v)) != cudaSuccess)
+        return open_failed(d, "cudaDriverGetVersion", cerr, status, err, errlen);
     fill_driver_version(d, v);
-    VL_CUDA_CHECK(cudaRuntimeGetVersion(&v));
+    if ((cerr = cudaRuntimeGetVersion(&v)) != cudaSuccess)
+        return open_failed(d, "cudaRuntimeGetVersion", cerr, status, err, errlen);
     format_version(d->runtime_version, sizeof d->runtime_version, v);
 
     probe_vmm(d, c, vl_spec_bool(spec, "vmm"));
