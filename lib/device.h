@@ -1,7 +1,7 @@
 /* The device the caching allocator's policy core runs against, and every program's
  * --device choice. Two implementations:
- *   cuda  (lib/cuda/device_cuda.c): CUDA runtime + the driver's virtual-memory API;
- *   sim   (lib/device_sim.c): touches no memory; capacity, allocation granularity and
+ *   cuda  (lib/device/cuda.c): CUDA runtime + the driver's virtual-memory API;
+ *   sim   (lib/device/sim.c): touches no memory; capacity, allocation granularity and
  *         event behaviour are configurable, so policy can be tested and traces replayed
  *         on a machine without a GPU. Results on sim are simulated: its "times" are the
  *         host CPU time of the policy code, never GPU times.

@@ -1,4 +1,4 @@
-/* The address map (lib/caching/addrmap.h): lookups stay short for any address layout,
+/* The address map (lib/addrmap.h): lookups stay short for any address layout,
  * in particular for addresses that differ only in their high bits (reservations a
  * large power of two apart, stream handles), and removal keeps every key findable. */
 #include <setjmp.h>
@@ -7,7 +7,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
-#include "caching/addrmap.h"
+#include "addrmap.h"
 
 /* Slots between a key's home and where it sits, the longest over the table. */
 static size_t longest_probe(const vl_addrmap *m)

@@ -18,7 +18,7 @@
 
 #include <pthread.h>
 
-#include "caching/addrmap.h"
+#include "addrmap.h"
 #include "rng.h"
 #include "support/env.h"
 #include "support/live_ranges.h"

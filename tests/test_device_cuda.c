@@ -49,7 +49,7 @@ static vl_device *open_or_skip(const char *spec)
     return open_cuda(spec, NULL);
 }
 
-/* lib/cuda/device_cuda.c: the driver version string (runs without a GPU). */
+/* lib/device/cuda.c: the driver version string (runs without a GPU). */
 void vl_cuda_driver_version_format(const char *module_text, int cuda_version, char *out, size_t len);
 
 static void test_driver_version_format(void **state)

@@ -1,4 +1,4 @@
-/* lib/device_sim.c: the simulated device keeps the driver's rules (capacity, aligned
+/* lib/device/sim.c: the simulated device keeps the driver's rules (capacity, aligned
  * never-overlapping addresses, VMM map/unmap discipline, events) and reports misuse as
  * VL_DEV_ERROR instead of corrupting its state. */
 #include "test_caching_helpers.h"

@@ -1,7 +1,7 @@
 /* The caching allocator's internal state, shared by its files:
  *   sizes.c                 rounding, pools, classic segment sizes, split rules
  *   bins.h/.c               segregated free lists with bitmaps (best/good fit in O(1))
- *   addrmap.h/.c            pointer -> block table
+ *   ../addrmap.h/.c         pointer -> block table (shared with the sim device)
  *   slab.h/.c               block headers and small records without malloc
  *   core.c                  alloc / free: fit, split, coalesce, streams, OOM retry
  *   segments_classic.c      one device allocation per segment (PyTorch's default)
@@ -22,7 +22,7 @@
 #include <stdio.h>
 
 #include "alloc.h"
-#include "caching/addrmap.h"
+#include "addrmap.h"
 #include "caching/bins.h"
 #include "caching/block.h"
 #include "caching/caching.h"

@@ -22,7 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "caching/addrmap.h"
+#include "addrmap.h"
 #include "device.h"
 #include "exitcodes.h"
 

@@ -1,4 +1,4 @@
-/* --device SPEC dispatch to the cuda and sim implementations (see device.h). */
+/* --device SPEC dispatch to the cuda and sim implementations (lib/device/cuda.c, sim.c; see device.h). */
 #include "device.h"
 
 #include <string.h>

@@ -1,5 +1,5 @@
 /* Open-addressing address map (see addrmap.h for the invariants). */
-#include "caching/addrmap.h"
+#include "addrmap.h"
 
 #include <stdlib.h>
 
