@@ -39,8 +39,12 @@ static vl_allocator *open_device(int device)
     char err[512] = "", name[64] = "", dev_spec[64];
     int status = 0;
     if (spec_in_use[0] == '\0') read_spec();
-    if (vl_spec_name(spec_in_use, name, sizeof name, err, sizeof err) == 0 && strcmp(name, "plugin") == 0) {
-        fprintf(stderr, "vramlab: %s=%s: the plugin backend cannot load itself\n", VL_TORCH_ENV, spec_in_use);
+    /* Only the caching allocator: it reports every failure through return values, and
+     * the library is loaded into someone else's process (other backends end the
+     * process on a CUDA error, and the plugin backend would load itself). */
+    if (vl_spec_name(spec_in_use, name, sizeof name, err, sizeof err) == 0 && strcmp(name, "caching") != 0) {
+        fprintf(stderr, "vramlab: %s=%s: the PyTorch plugin serves the caching allocator only (a caching SPEC)\n",
+                VL_TORCH_ENV, spec_in_use);
         return OPEN_FAILED;
     }
     if (vl_alloc_spec_check(spec_in_use, err, sizeof err) != 0) {

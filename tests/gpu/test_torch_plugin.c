@@ -10,6 +10,8 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -43,6 +45,27 @@ static void test_arguments_checked_before_any_device_work(void **state)
     assert_int_equal(vl_torch_trim(-1), 0);
     assert_int_equal(vl_torch_record_stream((void *)4096, 0, NULL), -1);
     assert_string_equal(vl_torch_spec(), ""); /* still nothing opened */
+}
+
+/* A SPEC of another backend is refused, and the host process lives on: only the caching
+ * allocator reports every failure through return values. In a child, so that this
+ * process's allocator is still unopened for the tests after it. */
+static void test_other_backends_refused_without_ending_the_process(void **state)
+{
+    (void)state;
+    const char *others[] = {"async", "raw", "plugin:x.so"};
+    for (size_t i = 0; i < sizeof others / sizeof *others; i++) {
+        pid_t pid = fork();
+        assert_true(pid >= 0);
+        if (pid == 0) {
+            setenv("VRAMLAB_ALLOC", others[i], 1);
+            _exit(vl_alloc(4096, 0, NULL) == NULL && vl_alloc(4096, 0, NULL) == NULL ? 0 : 1);
+        }
+        int status = 0;
+        assert_int_equal(waitpid(pid, &status, 0), pid);
+        assert_true(WIFEXITED(status));
+        assert_int_equal(WEXITSTATUS(status), 0);
+    }
 }
 
 static pthread_barrier_t start_together;
@@ -124,6 +147,7 @@ int main(void)
     setenv("VRAMLAB_ALLOC", SPEC, 1);
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_arguments_checked_before_any_device_work),
+        cmocka_unit_test(test_other_backends_refused_without_ending_the_process),
         cmocka_unit_test(test_concurrent_first_use_opens_one_allocator),
         cmocka_unit_test(test_memory_round_trips_and_stats_add_up),
     };
