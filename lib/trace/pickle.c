@@ -62,6 +62,14 @@ int vl_trace_parse_pickle(const char *argv0, const char *path, vl_trace_options 
     else close(fds[0]);
     int status = 0;
     waitpid(pid, &status, 0);
+    /* 127: the child could not exec the converter. posix_spawnp usually says so itself,
+     * but not everywhere (under valgrind it succeeds), and the empty output would then be
+     * blamed on the trace. */
+    if (WIFEXITED(status) && WEXITSTATUS(status) == 127) {
+        if (prc == 0) vl_trace_free(t);
+        snprintf(err, errlen, "cannot run %.200s (exit status 127)", conv);
+        return -1;
+    }
     if (WIFEXITED(status) && WEXITSTATUS(status) == 2) {
         /* The converter said what is wrong with the pickle, in one line: add none. */
         if (prc == 0) vl_trace_free(t);
