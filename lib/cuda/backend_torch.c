@@ -24,20 +24,18 @@ static const vl_peer_desc torch_peer = {
 
 static int torch_check(const vl_spec *spec, char *err, size_t errlen)
 {
-    /* c10's cudaMallocAsync backend asks PyTorch's CUDA hooks (libtorch_cuda) whether a
-     * primary context exists; with c10 alone the hook aborts the process (seen on an
-     * H100 with torch 2.11: "Should never been called" in dummyHasPrimaryContext). */
-    if (vl_spec_choice(spec, "backend") != 0 && !vl_spec_bool(spec, "expandable_segments")) {
-        snprintf(err, errlen, "torch: backend=cudaMallocAsync is not supported: c10's cudaMallocAsync backend "
-                              "needs PyTorch's CUDA hooks (libtorch_cuda), which the shim does not load; "
-                              "use --alloc async for a cudaMallocAsync pool");
-        return -1;
-    }
-    if (vl_spec_bool(spec, "expandable_segments") && vl_spec_choice(spec, "backend") != 0) {
+    if (vl_spec_choice(spec, "backend") == 0) return 0;
+    if (vl_spec_bool(spec, "expandable_segments")) {
         snprintf(err, errlen, "torch: expandable_segments=1 needs backend=native");
         return -1;
     }
-    return 0;
+    /* c10's cudaMallocAsync backend asks PyTorch's CUDA hooks (libtorch_cuda) whether a
+     * primary context exists; with c10 alone the hook aborts the process (seen on an
+     * H100 with torch 2.11: "Should never been called" in dummyHasPrimaryContext). */
+    snprintf(err, errlen, "torch: backend=cudaMallocAsync is not supported: c10's cudaMallocAsync backend "
+                          "needs PyTorch's CUDA hooks (libtorch_cuda), which the shim does not load; "
+                          "use --alloc async for a cudaMallocAsync pool");
+    return -1;
 }
 
 static int torch_open(vl_allocator *a, const vl_spec *spec, char *err, size_t errlen)

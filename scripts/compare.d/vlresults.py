@@ -19,6 +19,8 @@ import math
 import os
 import re
 
+import rankstats
+
 SUMMARY_STATS = ("n", "median", "p1", "p25", "p75", "p99", "min", "max", "iqr")
 # The columns that say which configuration a row measures (its identity across runs and
 # repetitions). Every other numeric column is a measurement; other text columns (a
@@ -239,5 +241,4 @@ class Run:
 
 
 def median(values):
-    v = sorted(values)
-    return quantile(v, 0.5) if v else None
+    return rankstats.quantile_median(values)
