@@ -43,7 +43,14 @@ typedef struct vl_device_ops {
      * unmap_keep unmaps likewise but keeps the physical memory as *out, which
      * map_phys maps again at any address of a reservation (same size; on success the
      * mapping owns it again, on failure it stays the caller's), saving the creation of
-     * new memory; phys_release gives kept memory back to the device. */
+     * new memory; phys_release gives kept memory back to the device.
+     * phys_share hands out the memory of the one mapped range at [addr, addr+size)
+     * while it stays mapped there: map_phys maps it at a second address too (the same
+     * bytes under two addresses), and unmap_shared later unmaps one of the two without
+     * releasing the memory, which the other mapping keeps (phys_release of a shared
+     * handle that was never mapped only drops the handle). The caching allocator
+     * moves a chunk retiring on a stream to a new address of the same stream this way,
+     * before the work queued on the old address has completed (lib/caching/release.c). */
     int (*va_reserve)(vl_device *d, size_t size, void **out);
     int (*va_release)(vl_device *d, void *addr, size_t size);
     int (*map)(vl_device *d, void *addr, size_t size);
@@ -51,6 +58,8 @@ typedef struct vl_device_ops {
     int (*unmap_keep)(vl_device *d, void *addr, size_t size, vl_phys *out);
     int (*map_phys)(vl_device *d, void *addr, size_t size, vl_phys phys);
     int (*phys_release)(vl_device *d, vl_phys phys, size_t size);
+    int (*phys_share)(vl_device *d, void *addr, size_t size, vl_phys *out);
+    int (*unmap_shared)(vl_device *d, void *addr, size_t size);
 
     /* Events: record an event on a stream now (the device may hand out pooled events),
      * ask whether it completed (1 yes, 0 not yet, <0 error), give it back. */
@@ -114,7 +123,8 @@ int vl_sim_is_mapped(vl_device *d, void *addr);
 
 /* Fault injection on sim (also the SPEC options fail_alloc=N, fail_map=N, ...): the nth
  * call of kind op from now on (1 = the next) fails with VL_DEV_ERROR, once; 0 disarms.
- * map_phys counts as a map, unmap_keep as an unmap.
+ * map_phys counts as a map, unmap_keep and unmap_shared as an unmap, phys_share as a
+ * phys_release.
  * An injected event_query failure returns -1. */
 typedef enum vl_sim_op {
     VL_SIM_MEM_ALLOC, VL_SIM_MEM_FREE, VL_SIM_VA_RESERVE, VL_SIM_VA_RELEASE, VL_SIM_MAP,

@@ -86,12 +86,26 @@ typedef struct vl_cpending {
 } vl_cpending;
 
 /* A retire batch (release.c): RETIRING blocks (via retire_next) that one event, recorded
- * on the stream whose pools hold them, covers. From the node slab. */
+ * on the stream whose pools hold them, covers (NULL: complete already, a retry of
+ * refused unmaps). From the node slab. */
 typedef struct vl_cretire {
     vl_event event;
     vl_cblock *blocks;
     struct vl_cretire *next;
+    /* Bytes of this batch's chunks whose memory was shared with a new mapping of the
+     * same stream (release.c, "lending"): the first `lent` bytes in the order of the
+     * blocks list, each block from its low end. Those chunks are unmapped without
+     * releasing their memory, which the new mapping holds. */
+    size_t lent;
 } vl_cretire;
+
+/* Where the next chunk to lend lies: batch's block `block` at `at` (release.c). Lives
+ * only during one grow (segments_expandable.c): batch = NULL once lending stopped. */
+typedef struct vl_clend {
+    vl_cretire *batch;
+    vl_cblock *block;
+    uintptr_t at;
+} vl_clend;
 
 /* Physical memory kept unmapped for the next map of a chunk of the same size (release.c).
  * From the node slab. */
@@ -102,6 +116,10 @@ typedef struct vl_cspare {
 } vl_cspare;
 
 #define VL_SPARE_CLASSES 64 /* one list per power-of-two chunk size */
+
+/* The node slab (vl_caching.nodes) serves vl_cuse, vl_cpending, vl_cretire and vl_cspare. */
+#define VL_MAX2(a, b) ((a) > (b) ? (a) : (b))
+#define VL_NODE_SIZE VL_MAX2(VL_MAX2(sizeof(vl_cuse), sizeof(vl_cpending)), VL_MAX2(sizeof(vl_cretire), sizeof(vl_cspare)))
 
 /* Per-stream byte counts drive expandable reclaim (segments_expandable.c): a stream
  * gives back its own free chunks once its reserved passes (1 + reclaim) x its peak
@@ -153,10 +171,13 @@ typedef struct vl_caching {
     int64_t whole_free_bytes;      /* FREE blocks that span a whole segment */
     /* Stream-ordered release (release.c). Invariants: the batches (retire_head..tail,
      * FIFO) hold every RETIRING block once, retiring_bytes is their sum; spares[k] holds
-     * kept memory of size 2^k, spare_bytes their sum; st.reserved_bytes = mapped bytes
-     * of all segments + spare_bytes. allocated_high_water never drops (the spares' cap). */
+     * kept memory of size 2^k, spare_bytes their sum; lent_bytes is the sum of the
+     * batches' `lent` (memory mapped twice: at the retiring chunk and at the new
+     * mapping it was lent to); st.reserved_bytes = mapped bytes of all segments +
+     * spare_bytes - lent_bytes. allocated_high_water never drops (the spares' cap). */
     vl_cretire *retire_head, *retire_tail;
     int64_t retiring_bytes;
+    int64_t lent_bytes;
     int64_t last_batch_bytes;      /* what the last reclaim retired: the spares' slack */
     vl_cspare *spares[VL_SPARE_CLASSES];
     int64_t spare_bytes;
@@ -242,15 +263,33 @@ void vl_expandable_destroy(vl_caching *c, vl_csegment *s); /* close: unmap and r
 
 /* segments_expandable.c, for release.c: unmaps the RETIRING block b whose event
  * completed (keep: its memory becomes spare), making it UNMAPPED (merged with UNMAPPED
- * neighbours); a refused unmap leaves the rest FREE (recorded). */
-void vl_expandable_finish_retire(vl_caching *c, vl_cblock *b, int keep);
+ * neighbours); its first `lent` bytes were lent (unmapped without releasing memory).
+ * A refused unmap leaves the rest FREE (recorded); after a refused unmap of a lent
+ * chunk the rest stays RETIRING and is queued again (recorded). */
+void vl_expandable_finish_retire(vl_caching *c, vl_cblock *b, int keep, size_t lent);
 /* Device memory a mapping of `bytes` could still get: 0 when it can never fit. */
 int vl_expandable_could_fit(vl_caching *c, size_t bytes);
 
 /* release.c: stream-ordered release of expandable chunks. */
 /* Queues the RETIRING blocks `list` behind one event recorded on st (alive: the caller
  * allocates on it now); without an event, waits for the device and unmaps them now. */
-void vl_release_queue(vl_caching *c, vl_cstream *st, vl_cblock *list);
+vl_cretire *vl_release_queue(vl_caching *c, vl_cstream *st, vl_cblock *list); /* the batch, or NULL */
+/* Lending: a RETIRING chunk's memory, shared with a new mapping on the same stream
+ * (work queued later on one stream runs after the work queued before, so the new
+ * address may use the memory while the old one waits for its event). Maps the chunk
+ * [addr, addr+size) with the memory of the next chunk of l's batch; returns 1, or 0
+ * when the batch has no chunk of that size left or the device refused (l->batch
+ * becomes NULL: lending stops, so the lent chunks of a mapping are its first ones). */
+int vl_release_lend_chunk(vl_caching *c, vl_clend *l, uintptr_t addr, size_t size);
+/* Undoes one lent chunk of a mapping that failed later on. */
+void vl_release_unlend_chunk(vl_caching *c, vl_cretire *batch, uintptr_t addr, size_t size);
+/* Unmaps a lent chunk of a RETIRING block whose event completed. */
+int vl_release_unmap_lent_chunk(vl_caching *c, uintptr_t addr, size_t size);
+/* Queues the RETIRING block b (its first `lent` bytes lent) again, in a batch without an
+ * event: the next processing tries its unmaps again (a refused unmap of a lent chunk:
+ * its memory is in use elsewhere, so it can become neither FREE nor UNMAPPED).
+ * Returns 0, or -1 without host memory for the batch (recorded). */
+int vl_release_requeue(vl_caching *c, vl_cblock *b, size_t lent);
 /* Unmaps the blocks of batches whose events completed, oldest first; all = 1: every
  * batch (the caller synchronized the device), their memory given back, not kept. */
 void vl_release_process(vl_caching *c, int all);

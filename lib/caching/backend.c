@@ -95,7 +95,7 @@ static int caching_open(vl_allocator *a, const vl_spec *spec, char *err, size_t 
     c->dev = a->dev;
     c->cfg = cfg;
     vl_slab_init(&c->blocks, sizeof(vl_cblock), 1024);
-    vl_slab_init(&c->nodes, sizeof(vl_cpending) > sizeof(vl_cuse) ? sizeof(vl_cpending) : sizeof(vl_cuse), 256);
+    vl_slab_init(&c->nodes, VL_NODE_SIZE, 256);
     memset(&c->st, 0, sizeof c->st);
     a->impl = c;
     return 0;

@@ -223,14 +223,19 @@ int vl_caching_check_locked(vl_caching *c, char *err, size_t errlen)
     CHECK(sums[1] == c->st.requested_bytes, "requested_bytes %" PRId64 ", blocks sum to %" PRId64, c->st.requested_bytes, sums[1]);
     CHECK(sums[0] + sums[2] == c->st.active_bytes, "active_bytes %" PRId64 ", blocks sum to %" PRId64, c->st.active_bytes, sums[0] + sums[2]);
     CHECK(holes == (size_t)sums[6], "holes hold %zu blocks, segments %" PRId64 " UNMAPPED ones", holes, sums[6]);
-    int64_t retiring = 0, spare = 0;
+    int64_t retiring = 0, spare = 0, lent = 0;
     for (const vl_cretire *r = c->retire_head; r; r = r->next) {
         CHECK(r->next || c->retire_tail == r, "retire FIFO tail wrong");
+        size_t batch_bytes = 0;
         for (const vl_cblock *b = r->blocks; b; b = b->retire_next) {
             CHECK(b->state == VL_CB_RETIRING, "a retire batch holds a block that is not RETIRING");
             retiring += (int64_t)b->size;
+            batch_bytes += b->size;
         }
+        CHECK(r->lent <= batch_bytes, "a batch lent %zu of its %zu bytes", r->lent, batch_bytes);
+        lent += (int64_t)r->lent;
     }
+    CHECK(lent == c->lent_bytes, "lent bytes: batches %" PRId64 ", counter %" PRId64, lent, c->lent_bytes);
     CHECK(retiring == sums[7] && retiring == c->retiring_bytes, "retiring bytes: batches %" PRId64 ", blocks %" PRId64 ", counter %" PRId64, retiring, sums[7], c->retiring_bytes);
     for (unsigned k = 0; k < VL_SPARE_CLASSES; k++)
         for (const vl_cspare *sp = c->spares[k]; sp; sp = sp->next) {
@@ -238,7 +243,8 @@ int vl_caching_check_locked(vl_caching *c, char *err, size_t errlen)
             spare += (int64_t)sp->size;
         }
     CHECK(spare == c->spare_bytes, "spare bytes %" PRId64 ", counter %" PRId64, spare, c->spare_bytes);
-    CHECK(sums[3] + spare == c->st.reserved_bytes, "reserved_bytes %" PRId64 ", segments + spares sum to %" PRId64, c->st.reserved_bytes, sums[3] + spare);
+    CHECK(sums[3] + spare - lent == c->st.reserved_bytes,
+          "reserved_bytes %" PRId64 ", segments + spares - lent sum to %" PRId64, c->st.reserved_bytes, sums[3] + spare - lent);
     CHECK(sums[4] == c->whole_free_bytes, "whole free bytes %" PRId64 ", blocks sum to %" PRId64, c->whole_free_bytes, sums[4]);
     CHECK(segment_count == c->st.segments, "segments %" PRId64 ", counted %" PRId64, c->st.segments, segment_count);
     CHECK(c->st.reserved_bytes >= c->st.active_bytes && c->st.active_bytes >= c->st.allocated_bytes &&

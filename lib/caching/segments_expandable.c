@@ -98,14 +98,21 @@ static void put_headers(vl_caching *c, vl_cblock **h, int n)
         if (h[i]) vl_slab_put(&c->blocks, h[i]);
 }
 
-/* Maps [lo, lo+bytes) chunk by chunk (both ends on chunk boundaries), with kept memory
- * where there is some (release.c). On a device OOM or error it unmaps what it mapped
- * (never used: no waiting) and returns VL_DEV_OOM or VL_DEV_ERROR (recorded), leaving
+/* Maps [lo, lo+bytes) chunk by chunk (both ends on chunk boundaries): first with the
+ * memory of chunks that lend (release.c; lend may be NULL), then with kept memory where
+ * there is some, then fresh. On a device OOM or error it unmaps what it mapped (never
+ * used: no waiting) and returns VL_DEV_OOM or VL_DEV_ERROR (recorded), leaving
  * everything as it was (unless that unmap fails too: then the device is lost). */
-static int map_range(vl_caching *c, vl_csegment *s, uintptr_t lo, size_t bytes)
+static int map_range(vl_caching *c, vl_csegment *s, uintptr_t lo, size_t bytes, vl_clend *lend)
 {
     int64_t n = 0;
+    vl_cretire *lender = lend ? lend->batch : NULL;
+    uintptr_t lent_end = lo; /* [lo, lent_end) took lent memory */
     for (uintptr_t a = lo; a < lo + bytes; a += chunk_at(s, a), n++) {
+        if (lend && vl_release_lend_chunk(c, lend, a, chunk_at(s, a))) {
+            lent_end = a + chunk_at(s, a);
+            continue;
+        }
         int rc = vl_release_map_chunk(c, a, chunk_at(s, a));
         if (rc == VL_DEV_OK) continue;
         if (rc != VL_DEV_OOM) {
@@ -113,6 +120,10 @@ static int map_range(vl_caching *c, vl_csegment *s, uintptr_t lo, size_t bytes)
             rc = VL_DEV_ERROR;
         }
         for (uintptr_t back = lo; back < a; back += chunk_at(s, back)) {
+            if (back < lent_end) {
+                vl_release_unlend_chunk(c, lender, back, chunk_at(s, back));
+                continue;
+            }
             (void)vl_release_unmap_chunk(c, back, chunk_at(s, back), 0);
             c->st.segments++; /* a mapping undone counts as neither (as before) */
             c->st.device_frees--;
@@ -232,7 +243,7 @@ static size_t reclaim_under_pressure(vl_caching *c, size_t bytes, const vl_cbloc
         reclaim_stream(c, c->streams[i], bytes, keep1, keep2, &released, &list);
     for (vl_cblock *b = list, *next; b; b = next) {
         next = b->retire_next;
-        vl_expandable_finish_retire(c, b, 0);
+        vl_expandable_finish_retire(c, b, 0, 0);
     }
     return (size_t)(before - c->st.reserved_bytes);
 }
@@ -344,6 +355,7 @@ vl_cblock *vl_expandable_grow(vl_caching *c, vl_cpool *p, size_t rounded, int *r
         return NULL;
     }
     vl_cstream *st = p->stream;
+    vl_clend lend = {NULL, NULL, 0};
     if (c->cfg.reclaim >= 0) {
         /* The stream's reserved may grow to (1 + reclaim) x its peak allocated (counting
          * this request); past that, the new chunks come out of its own free ones: retired
@@ -356,8 +368,11 @@ vl_cblock *vl_expandable_grow(vl_caching *c, vl_cpool *p, size_t rounded, int *r
             vl_cblock *list = NULL;
             reclaim_stream(c, st, (size_t)over, best.u->prev, best.u->next, &released, &list);
             if (list) {
-                vl_release_queue(c, st, list);
+                vl_cretire *batch = vl_release_queue(c, st, list);
                 vl_release_process(c, 0);
+                /* Still queued (the tail; processing takes from the head): this mapping
+                 * takes its memory (lending). Complete: its memory is spare already. */
+                if (batch && c->retire_tail == batch) lend = (vl_clend){batch, batch->blocks, batch->blocks->addr};
                 if (!place(c, p, rounded, &best, rc)) return NULL; /* completed retirements merge holes */
             }
         }
@@ -370,7 +385,7 @@ vl_cblock *vl_expandable_grow(vl_caching *c, vl_cpool *p, size_t rounded, int *r
         *rc = VL_DEV_ERROR;
         return NULL;
     }
-    int mrc = map_range(c, best.u->seg, best.lo, best.bytes);
+    int mrc = map_range(c, best.u->seg, best.lo, best.bytes, &lend);
     if (mrc == VL_DEV_OOM && c->cfg.reclaim >= 0 &&
         reclaim_under_pressure(c, best.bytes, best.u->prev, best.u->next) > 0) {
         put_headers(c, pieces, npieces);
@@ -381,7 +396,7 @@ vl_cblock *vl_expandable_grow(vl_caching *c, vl_cpool *p, size_t rounded, int *r
             *rc = VL_DEV_ERROR;
             return NULL;
         }
-        mrc = map_range(c, best.u->seg, best.lo, best.bytes);
+        mrc = map_range(c, best.u->seg, best.lo, best.bytes, NULL); /* the batch was drained */
     }
     if (mrc != VL_DEV_OK) {
         put_headers(c, pieces, npieces);
@@ -468,14 +483,50 @@ static vl_cblock *retire_free_block(vl_caching *c, vl_csegment *s, vl_cblock *b,
     return b;
 }
 
+/* After a refused unmap of a lent chunk at `from`: [b->addr, from) is unmapped and
+ * becomes UNMAPPED, [from, end) stays RETIRING (its first `lent` bytes lent) and is
+ * queued again. Without host memory for that (recorded) the rest is given up: the
+ * books let it go while the device keeps it mapped. Returns the block at `from`. */
+static vl_cblock *requeue_rest(vl_caching *c, vl_cblock *b, uintptr_t from, size_t lent)
+{
+    vl_csegment *s = b->seg;
+    size_t done = from - b->addr;
+    vl_cblock *rest = b, *header = NULL;
+    if (done > 0 && take_headers(c, &header, 1)) { /* b keeps [addr, from), unmapped */
+        rest = insert_after(s, b, b->retire_spare, from, b->addr + b->size - from);
+        rest->state = VL_CB_RETIRING;
+        rest->retire_spare = header;
+        b->size = done;
+        s->mapped_bytes -= done;
+        merge_unmapped(c, s, b);
+    }
+    if ((rest != b || done == 0) && vl_release_requeue(c, rest, lent) == 0) return rest;
+    /* No host memory (recorded): [from, end) is given up, and all of rest becomes UNMAPPED. */
+    uintptr_t end = rest->addr + rest->size;
+    c->lent_bytes -= (int64_t)lent;
+    for (uintptr_t a = from; a < end; a += chunk_at(s, a)) {
+        s->mapped_chunks--;
+        c->st.segments--;
+    }
+    s->mapped_bytes -= end - rest->addr;
+    vl_slab_put(&c->blocks, rest->retire_spare);
+    return merge_unmapped(c, s, rest);
+}
+
 /* vl_expandable_finish_retire, returning the block that now covers the retired range's
  * last byte (the walk of release_free goes on after it). */
-static vl_cblock *finish_retire(vl_caching *c, vl_cblock *b, int keep)
+static vl_cblock *finish_retire(vl_caching *c, vl_cblock *b, int keep, size_t lent)
 {
     vl_csegment *s = b->seg;
     vl_cblock *split = b->retire_spare;
     uintptr_t lo = b->addr, end = b->addr + b->size, a = lo;
     c->retiring_bytes -= (int64_t)b->size;
+    /* Lent chunks: another mapping holds their memory, so after a refused unmap they
+     * can become neither FREE nor UNMAPPED: the rest stays RETIRING, queued again. */
+    for (; a < lo + lent; a += chunk_at(s, a)) {
+        if (vl_release_unmap_lent_chunk(c, a, chunk_at(s, a)) != VL_DEV_OK) return requeue_rest(c, b, a, lo + lent - a);
+        s->mapped_chunks--;
+    }
     for (; a < end; a += chunk_at(s, a)) {
         if (vl_release_unmap_chunk(c, a, chunk_at(s, a), keep) != VL_DEV_OK) break;
         s->mapped_chunks--;
@@ -498,7 +549,10 @@ static vl_cblock *finish_retire(vl_caching *c, vl_cblock *b, int keep)
     return vl_caching_release_block(c, rest);
 }
 
-void vl_expandable_finish_retire(vl_caching *c, vl_cblock *b, int keep) { (void)finish_retire(c, b, keep); }
+void vl_expandable_finish_retire(vl_caching *c, vl_cblock *b, int keep, size_t lent)
+{
+    (void)finish_retire(c, b, keep, lent);
+}
 
 /* Gives the range's address space back and frees its record; at close (force) also
  * when the device refuses. Returns 0, or -1 when it was refused (recorded) and the
@@ -538,7 +592,7 @@ size_t vl_expandable_release_free(vl_caching *c)
         reclaim_stream(c, st, SIZE_MAX, NULL, NULL, &released, &list);
         for (vl_cblock *b = list, *next; b; b = next) {
             next = b->retire_next;
-            vl_expandable_finish_retire(c, b, 0);
+            vl_expandable_finish_retire(c, b, 0, 0);
         }
         for (int k = 0; k < 2; k++) {
             for (vl_csegment *s = st->pools[k].ranges, *next; s; s = next) {

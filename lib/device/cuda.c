@@ -297,6 +297,23 @@ static int cuda_phys_release(vl_device *d, vl_phys phys, size_t size)
     return r == CUDA_SUCCESS ? VL_DEV_OK : driver_failure("cuMemRelease", r);
 }
 
+/* Another reference to the memory mapped at addr, which stays mapped: mapped at a second
+ * address by map_phys, it lives until both mappings are gone (the driver counts them). */
+static int cuda_phys_share(vl_device *d, void *addr, size_t size, vl_phys *out)
+{
+    (void)size;
+    if (!impl_of(d)->vmm) return VL_DEV_UNSUPPORTED;
+    CUmemGenericAllocationHandle handle = 0;
+    CUresult r = driver_api.cuMemRetainAllocationHandle(&handle, addr);
+    if (r != CUDA_SUCCESS) return driver_failure("cuMemRetainAllocationHandle", r);
+    *out = (vl_phys)(uintptr_t)handle;
+    return VL_DEV_OK;
+}
+
+/* One of two mappings of shared memory: the other keeps the memory, so this is a plain
+ * cuMemUnmap (the accounting differs, not the call). */
+static int cuda_unmap_shared(vl_device *d, void *addr, size_t size) { return cuda_unmap(d, addr, size); }
+
 /* --- events ------------------------------------------------------------------------------- */
 
 static void cuda_event_release(vl_device *d, vl_event e);
@@ -411,6 +428,8 @@ static const vl_device_ops cuda_ops = {
     .unmap_keep = cuda_unmap_keep,
     .map_phys = cuda_map_phys,
     .phys_release = cuda_phys_release,
+    .phys_share = cuda_phys_share,
+    .unmap_shared = cuda_unmap_shared,
     .event_record = cuda_event_record,
     .event_query = cuda_event_query,
     .event_release = cuda_event_release,

@@ -45,7 +45,7 @@ const vl_option_doc vl_device_sim_options[] = {
     {"fail_event", VL_OPT_INT, "0", NULL, "the Nth event_record fails with a device error (0: never)", 0, 0},
     {"fail_query", VL_OPT_INT, "0", NULL, "the Nth event_query fails with a device error (0: never)", 0, 0},
     {"fail_sync", VL_OPT_INT, "0", NULL, "the Nth synchronize fails with a device error (0: never)", 0, 0},
-    {"fail_phys", VL_OPT_INT, "0", NULL, "the Nth phys_release (of memory kept by unmap_keep) fails with a device error (0: never)", 0, 0},
+    {"fail_phys", VL_OPT_INT, "0", NULL, "the Nth phys_release or phys_share fails with a device error (0: never)", 0, 0},
     {NULL, 0, NULL, NULL, NULL, 0, 0},
 };
 
@@ -72,6 +72,7 @@ typedef struct sim_reservation {
 typedef struct sim_phys {
     uint64_t tag;
     uint64_t size;
+    int shared; /* from phys_share: the memory is mapped elsewhere too (counted there) */
 } sim_phys;
 
 /* A simulated event: complete once its stream's completed sequence number reaches seq. */
@@ -100,9 +101,11 @@ typedef struct sim_device {
     uint64_t capacity, overhead, granularity;
     int manual_events;
     uint64_t next_address;       /* bump pointer */
-    uint64_t used_bytes;         /* plain allocations + mapped granules + kept physical memory */
+    uint64_t used_bytes;         /* plain allocations + mapped granules - shared_bytes + kept memory */
     uint64_t mapped_bytes;       /* mapped granules */
-    size_t live_phys;            /* sim_phys records alive (kept by unmap_keep) */
+    size_t live_phys;            /* sim_phys records alive (unmap_keep, phys_share) */
+    uint64_t shared_bytes;       /* second mappings of shared memory (phys_share): mapped,
+                                    not counted again in used_bytes */
     vl_addrmap plain;            /* plain allocation address -> size */
     sim_reservation *reservations; /* sorted by base (the bump pointer only grows) */
     size_t nreservations, reservations_cap;
@@ -321,23 +324,30 @@ static int sim_map(vl_device *d, void *addr, size_t size)
     return rc;
 }
 
+/* The reservation holding [addr, addr+size) if that is exactly one map() range: it
+ * starts there, covers the range, no other starts inside, and it ends there (the next
+ * granule is unmapped or starts another range); else NULL. Caller holds the lock. */
+static sim_reservation *one_mapped_range(sim_device *s, void *addr, size_t size)
+{
+    sim_reservation *r = find_reservation(s, (uintptr_t)addr, size);
+    uint64_t a = (uintptr_t)addr;
+    if (!r || size == 0 || size % s->granularity || a % s->granularity) return NULL;
+    uint64_t first = (a - r->base) / s->granularity, count = size / s->granularity;
+    uint64_t granules = r->size / s->granularity, after = first + count;
+    int exact = any_bit(r->start_bits, first, 1) && !any_bit(r->start_bits, first + 1, count - 1);
+    for (uint64_t g = first; exact && g < after; g++) exact = any_bit(r->mapped_bits, g, 1);
+    if (exact && after < granules) exact = !any_bit(r->mapped_bits, after, 1) || any_bit(r->start_bits, after, 1);
+    return exact ? r : NULL;
+}
+
 /* Unmaps exactly one mapped range; keep = 1 leaves its memory counted (unmap_keep).
  * Caller holds the lock. */
 static int unmap_locked(sim_device *s, void *addr, size_t size, int keep)
 {
     if (injected_fault(s, VL_SIM_UNMAP)) return VL_DEV_ERROR;
-    sim_reservation *r = find_reservation(s, (uintptr_t)addr, size);
-    uint64_t a = (uintptr_t)addr;
-    if (!r || size == 0 || size % s->granularity || a % s->granularity)
-        return sim_misuse("unmap of a range that is not exactly one mapped range", addr, size);
-    uint64_t first = (a - r->base) / s->granularity, count = size / s->granularity;
-    uint64_t granules = r->size / s->granularity, after = first + count;
-    /* Exactly one map() range: it starts here, covers the range, no other starts inside,
-     * and it ends here (the next granule is unmapped or starts another range). */
-    int exact = any_bit(r->start_bits, first, 1) && !any_bit(r->start_bits, first + 1, count - 1);
-    for (uint64_t g = first; exact && g < after; g++) exact = any_bit(r->mapped_bits, g, 1);
-    if (exact && after < granules) exact = !any_bit(r->mapped_bits, after, 1) || any_bit(r->start_bits, after, 1);
-    if (!exact) return sim_misuse("unmap of a range that is not exactly one mapped range", addr, size);
+    sim_reservation *r = one_mapped_range(s, addr, size);
+    if (!r) return sim_misuse("unmap of a range that is not exactly one mapped range", addr, size);
+    uint64_t first = ((uintptr_t)addr - r->base) / s->granularity, count = size / s->granularity;
     set_bits(r->mapped_bits, first, count, 0);
     set_bits(r->start_bits, first, 1, 0);
     r->mapped_bytes -= size;
@@ -369,7 +379,7 @@ static int sim_unmap_keep(vl_device *d, void *addr, size_t size, vl_phys *out)
     pthread_mutex_lock(&s->lock);
     int rc = unmap_locked(s, addr, size, 1);
     if (rc == VL_DEV_OK) {
-        *ph = (sim_phys){SIM_PHYS_TAG, size};
+        *ph = (sim_phys){SIM_PHYS_TAG, size, 0};
         *out = (vl_phys)ph;
         s->live_phys++;
         ph = NULL;
@@ -388,12 +398,51 @@ static int sim_map_phys(vl_device *d, void *addr, size_t size, vl_phys phys)
     if (ph->size != size) return sim_misuse("map_phys with a size other than the kept one", addr, size);
     pthread_mutex_lock(&s->lock);
     int rc = map_locked(s, addr, size, 0);
-    if (rc == VL_DEV_OK) s->live_phys--;
+    if (rc == VL_DEV_OK) {
+        s->live_phys--;
+        if (ph->shared) s->shared_bytes += size;
+    }
     pthread_mutex_unlock(&s->lock);
     if (rc == VL_DEV_OK) {
         ph->tag = 0;
         free(ph);
     }
+    return rc;
+}
+
+static int sim_phys_share(vl_device *d, void *addr, size_t size, vl_phys *out)
+{
+    sim_device *s = sim_of(d);
+    *out = NULL;
+    if (!d->vmm_supported) return VL_DEV_UNSUPPORTED;
+    sim_phys *ph = malloc(sizeof *ph);
+    if (!ph) return sim_misuse("out of host memory", addr, size);
+    pthread_mutex_lock(&s->lock);
+    int rc = VL_DEV_OK;
+    if (injected_fault(s, VL_SIM_PHYS_RELEASE)) rc = VL_DEV_ERROR;
+    else if (!one_mapped_range(s, addr, size)) rc = sim_misuse("phys_share of a range that is not exactly one mapped range", addr, size);
+    if (rc == VL_DEV_OK) {
+        *ph = (sim_phys){SIM_PHYS_TAG, size, 1};
+        *out = (vl_phys)ph;
+        s->live_phys++;
+        ph = NULL;
+    }
+    pthread_mutex_unlock(&s->lock);
+    free(ph);
+    return rc;
+}
+
+/* Unmaps one of two mappings of shared memory: the memory stays counted (the other
+ * mapping holds it). More than the shared bytes there are is a misuse. */
+static int sim_unmap_shared(vl_device *d, void *addr, size_t size)
+{
+    sim_device *s = sim_of(d);
+    if (!d->vmm_supported) return VL_DEV_UNSUPPORTED;
+    pthread_mutex_lock(&s->lock);
+    int rc = s->shared_bytes < size ? sim_misuse("unmap_shared of memory that is not mapped twice", addr, size)
+                                    : unmap_locked(s, addr, size, 1);
+    if (rc == VL_DEV_OK) s->shared_bytes -= size;
+    pthread_mutex_unlock(&s->lock);
     return rc;
 }
 
@@ -409,7 +458,7 @@ static int sim_phys_release(vl_device *d, vl_phys phys, size_t size)
     if (injected_fault(s, VL_SIM_PHYS_RELEASE)) {
         rc = VL_DEV_ERROR;
     } else {
-        s->used_bytes -= size;
+        if (!ph->shared) s->used_bytes -= size; /* a shared handle's memory stays mapped */
         s->live_phys--;
     }
     pthread_mutex_unlock(&s->lock);
@@ -630,6 +679,8 @@ static const vl_device_ops sim_ops = {
     .unmap_keep = sim_unmap_keep,
     .map_phys = sim_map_phys,
     .phys_release = sim_phys_release,
+    .phys_share = sim_phys_share,
+    .unmap_shared = sim_unmap_shared,
     .event_record = sim_event_record,
     .event_query = sim_event_query,
     .event_release = sim_event_release,
