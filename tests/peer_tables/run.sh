@@ -12,19 +12,7 @@ set -u
 cd "$(dirname "$0")/../.."
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-failures=0
-check() { # description, expected exit code, command... ; output in $tmp/out
-    local what=$1 want=$2
-    shift 2
-    "$@" >"$tmp/out" 2>&1
-    local rc=$?
-    if [ "$rc" -ne "$want" ]; then
-        echo "FAIL: $what: exit $rc, expected $want"; sed 's/^/    /' "$tmp/out"; failures=$((failures + 1))
-    fi
-}
-expect() { # description, pattern that must appear in $tmp/out
-    grep -qE -- "$2" "$tmp/out" || { echo "FAIL: $1: no '$2' in:"; sed 's/^/    /' "$tmp/out"; failures=$((failures + 1)); }
-}
+. tests/support/checks.sh
 tables=scripts/peer-tables
 
 scripts/bench.sh --quick --repeat 2 --only random_churn,fragmentation_churn,replay --out "$tmp/sim" --no-plots \
