@@ -117,6 +117,9 @@ typedef struct vl_alloc_backend {
     void (*get_stats)(vl_allocator *a, vl_alloc_stats *st);
     void (*reset_peaks)(vl_allocator *a);     /* peaks := current values */
     void (*print_summary)(vl_allocator *a, FILE *out); /* may be NULL */
+    /* May be NULL: the allocator's own version and build ("rmm 26.10.0"), for the
+     * CSV's "# alloc_version" line (a peer's; vramlab's own is "# vramlab"). */
+    const char *(*version)(vl_allocator *a);
     void (*close)(vl_allocator *a);           /* frees everything it holds */
 } vl_alloc_backend;
 

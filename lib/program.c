@@ -51,6 +51,8 @@ void vl_program_start(vl_program *p, const vl_program_def *def, int argc, char *
     }
     vl_csv_meta(p->csv, "seed", "%llu", (unsigned long long)p->cli.seed);
     vl_csv_meta(p->csv, "quick", "%s", p->cli.quick ? "yes" : "no");
+    if (p->alloc && p->alloc->backend->version)
+        vl_csv_meta(p->csv, "alloc_version", "%s", p->alloc->backend->version(p->alloc));
 }
 
 int vl_program_finish(vl_program *p)

@@ -7,6 +7,7 @@
 #                build/lib/libvramlab_peer_rmm.so    where scripts/fetch-deps.sh has
 #                                                    unpacked the librmm wheel into .deps/rmm
 # A peer that is missing is one line saying so; `make peers` still succeeds.
+#   make test-peer-tables  tests of scripts/peer-tables (part of make test; no GPU)
 
 PEER_TORCH_SO := $(BUILD)/lib/libvramlab_peer_torch.so
 PEER_RMM_SO := $(BUILD)/lib/libvramlab_peer_rmm.so
@@ -65,3 +66,10 @@ tests: $(FAKE_PEERS)
 $(FAKE_PEERS): tests/plugins/fake_peer.c lib/peers/peer_abi.h
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(filter-out -MMD -MP,$(CFLAGS)) -shared $< -o $@
+
+# scripts/peer-tables (the README's tables of vramlab against its peers) on a simulated
+# repeated run and on synthetic peer CSVs: no GPU, torch or RMM.
+.PHONY: test-peer-tables
+test-peer-tables:
+	@tests/peer_tables/run.sh
+TEST_EXTRA_TARGETS += test-peer-tables

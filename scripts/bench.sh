@@ -11,8 +11,13 @@
 # the machine spreads over all programs instead of landing on the last ones.
 #
 # Suite lines (tab-separated): program  devices  allocs  args  quick_args  [label]
-#   devices: cuda | sim | "cuda sim";  allocs: SPECs, @all, or - (no --alloc);  args: - for none
+#   devices: cuda | sim | "cuda sim";  allocs: SPECs, @all, @peers, or - (no --alloc);  args: - for none
+#   (@all: vramlab's own and the CUDA allocators; @peers: PyTorch's and RMM's, each skipped
+#   where its shim is not built)
 #   label: names the line's CSVs (<program>.<label>.<alloc>...) when a program has several lines
+# A job whose --trace FILE is not here (the full traces of results/traces/, which
+# `make torch-traces` records) is skipped, as is one whose program exits 77 (no GPU, a
+# peer not built); manifest.csv's note says why (the first line of the job's log).
 # Usage: scripts/bench.sh [--quick] [--repeat N] [--run-id ID | --out DIR] [--only PROG[,PROG...]]
 #                         [--alloc SPEC] [--bin DIR] [--no-plots]
 #   --alloc SPEC  every line that takes an allocator runs with SPEC alone (sim lines only
@@ -42,6 +47,7 @@ done
 [[ $repeat =~ ^[1-9][0-9]*$ ]] || { echo "bench.sh: --repeat needs a positive count, not '$repeat'" >&2; exit 2; }
 [ -x "$bin/device_info" ] || { echo "bench.sh: no programs in '$bin' (build them with make)" >&2; exit 2; }
 ALL_ALLOCS="raw async caching caching:segments=expandable"
+PEER_ALLOCS="torch torch:expandable_segments=1 rmm:pool rmm:async rmm:arena rmm:binning"
 
 # Is there a GPU? device_info exits 77 with one line when there is none.
 info=$(mktemp); trap 'rm -f "$info"' EXIT
@@ -71,7 +77,8 @@ for suite in scripts/suite.d/*.tsv; do
     while IFS=$'\t' read -r prog devices allocs args qargs label; do
         case $prog in ''|'#'*) continue ;; esac
         if [ -n "$only" ] && [[ ",$only," != *",$prog,"* ]]; then continue; fi
-        allocs=${allocs//@all/$ALL_ALLOCS} # @all may stand with other SPECs
+        allocs=${allocs//@all/$ALL_ALLOCS} # @all and @peers may stand with other SPECs
+        allocs=${allocs//@peers/$PEER_ALLOCS}
         [ -n "$alloc_override" ] && [ "$allocs" != - ] && allocs=$alloc_override
         for dev in $devices; do
             [ "$dev" = cuda ] && [ "$have_gpu" = 0 ] && continue
@@ -91,10 +98,18 @@ total=${#jobs[@]}
 declare -A count_ok count_skipped count_failed # per program, for the summary
 failed=0
 
+# missing_trace CMD...: the FILE of a --trace FILE that does not exist, or nothing.
+missing_trace() {
+    while [ $# -gt 1 ]; do
+        [ "$1" = --trace ] && [ ! -e "$2" ] && { echo "$2"; return; }
+        shift
+    done
+}
+
 # run_pass DIR ROTATE REVERSE VERBOSE: every job once, into DIR (a complete results folder).
 run_pass() {
     local dir=$1 rotate=$2 reverse=$3 verbose=$4
-    local order=() i job prog dev alloc args qargs label tag csv cmd extra rc status secs t0 n=0 pass_failed=0
+    local order=() i job prog dev alloc args qargs label tag csv cmd extra rc status secs t0 trace note n=0 pass_failed=0
     mkdir -p "$dir/logs"
     [ "$have_gpu" = 1 ] && cp "$info" "$dir/device_info.csv"
     {
@@ -109,7 +124,7 @@ run_pass() {
         order=("${rev_order[@]}")
     fi
     local manifest=$dir/manifest.csv
-    echo "program,device,alloc,status,exit_code,seconds,csv" >"$manifest"
+    echo "program,device,alloc,status,exit_code,seconds,csv,note" >"$manifest"
     for job in "${order[@]}"; do
         IFS=$'\t' read -r prog dev alloc args qargs label <<<"$job"
         n=$((n + 1))
@@ -129,7 +144,12 @@ run_pass() {
         fi
         [ "$verbose" = 1 ] && printf '[%d/%d] %-34s %-30s %-4s ' "$n" "$total" "$prog${label:+ ($label)}" "$alloc" "$dev"
         t0=$(date +%s.%N)
-        if [ -x "$bin/$prog" ]; then
+        trace=$(missing_trace "${cmd[@]}")
+        if [ -n "$trace" ]; then
+            echo "$prog: trace $trace is not here (make torch-traces records results/traces/) (skipped)" \
+                >"$dir/logs/$prog.$tag.log"
+            rc=77
+        elif [ -x "$bin/$prog" ]; then
             "${cmd[@]}" 2>"$dir/logs/$prog.$tag.log"
             rc=$?
         else
@@ -148,7 +168,9 @@ run_pass() {
             [ "$verbose" = 1 ] || echo "        failed: $prog $alloc $dev (exit $rc)"
             sed 's/^/        /' "$dir/logs/$prog.$tag.log" | tail -3
         fi
-        echo "$prog,$dev,\"$alloc\",$status,$rc,$secs,$(basename "$csv")" >>"$manifest"
+        note=
+        [ "$status" = ok ] || note=$(head -1 "$dir/logs/$prog.$tag.log" | tr '"' "'")
+        echo "$prog,$dev,\"$alloc\",$status,$rc,$secs,$(basename "$csv"),\"$note\"" >>"$manifest"
     done
     scripts/machine-state --end >>"$dir/machine.txt"
     failed=$((failed + pass_failed))

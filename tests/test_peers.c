@@ -152,6 +152,7 @@ static void test_forwards_to_the_shim(void **state)
     vl_alloc_stats st;
     vl_alloc_stats_get(a, &st);
     assert_int_equal(st.reserved_bytes, 4096);
+    assert_string_equal(a->backend->version(a), "fake 1"); /* the CSV's # alloc_version */
     void *p = vl_allocate(a, 1000, 0);
     assert_non_null(p);
     assert_null(vl_allocate(a, (size_t)2 << 30, 0)); /* the shim's OOM: counted by the adaptor */

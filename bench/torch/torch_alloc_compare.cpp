@@ -1,7 +1,11 @@
 // torch_alloc_compare: vramlab's caching allocator (classic and expandable segments,
 // and through the PyTorch plugin's vl_alloc/vl_free) against PyTorch's C++ caching
-// allocator (c10::cuda::CUDACachingAllocator::raw_alloc / raw_delete) and a warm
-// cudaMallocAsync pool, side by side in one process on one GPU.
+// allocator (c10::cuda::CUDACachingAllocator::raw_alloc / raw_delete), a warm
+// cudaMallocAsync pool and RAPIDS RMM's resources (pool, arena, async, binning), side
+// by side in one process on one GPU. RMM comes through its peer shim (--alloc rmm,
+// lib/cuda/backend_rmm.c dlopens build/lib/libvramlab_peer_rmm.so), so nothing here
+// links RMM; where the shim is not built its rows are absent and a "# rmm" line and
+// one line on stderr say why.
 //
 // Two tests, the same operations for every allocator:
 //   pair   alloc + free of one size, again and again: every alloc hits the cache
@@ -53,9 +57,21 @@ const vl_cli_opt options[] = {
 };
 
 const vl_program_def def = {
-    "vramlab caching vs PyTorch's caching allocator vs cudaMallocAsync: cache-hit pair and churn ns/op",
+    "vramlab caching vs PyTorch's caching allocator vs cudaMallocAsync vs RMM: cache-hit pair and churn ns/op",
     NULL, 1, options, nullptr,
 };
+
+// RMM's resources, each with a fixed first size: by default a pool takes half the free
+// memory, and four of them beside c10's and vramlab's caches would not fit. The pools
+// grow past it; the arena is this size (the churn's live bytes stay near 2.5 GiB).
+// A row is named by the resource alone; the sizes are in the CSV's "# rmm_resources".
+struct rmm_resource {
+    const char *name, *spec;
+};
+const rmm_resource rmm_resources[] = {{"rmm:pool", "rmm:pool,initial=4GiB"},
+                                      {"rmm:arena", "rmm:arena,initial=8GiB"},
+                                      {"rmm:async", "rmm:async"},
+                                      {"rmm:binning", "rmm:binning,initial=4GiB"}};
 
 const size_t pair_sizes[] = {512, 64 << 10, 1 << 20, 16 << 20};
 const uint64_t churn_min = 512, churn_max = 4u << 20;
@@ -184,16 +200,44 @@ void run_churn(vl_csv *csv, contender &c, const std::vector<churn_op> &ops)
         if (b.ptr != nullptr) c.free(c.ctx, b.ptr, b.size);
 }
 
-vl_allocator *open_vramlab(vl_device *dev, const char *spec)
+// NULL only where the allocator is a peer that is not here (exit 77 of a program):
+// why goes into skip_why. Any other failure ends the run.
+vl_allocator *open_vramlab(vl_device *dev, const char *spec, std::string *skip_why = nullptr)
 {
     char err[512];
     int status = 0;
     vl_allocator *a = vl_alloc_open(spec, dev, &status, err, sizeof err);
+    if (a == nullptr && status == VL_EXIT_SKIP && skip_why != nullptr) {
+        *skip_why = err;
+        return nullptr;
+    }
     if (a == nullptr) {
         fprintf(stderr, "torch_alloc_compare: --alloc %s: %s\n", spec, err);
         exit(status);
     }
     return a;
+}
+
+// RMM's resources as contenders (none where the peer is not built: one line says why).
+std::vector<contender> open_rmm(vl_program &p)
+{
+    std::vector<contender> opened;
+    std::string why, specs;
+    for (const rmm_resource &r : rmm_resources) {
+        vl_allocator *a = open_vramlab(p.dev, r.spec, &why);
+        if (a == nullptr) {
+            fprintf(stderr, "torch_alloc_compare: no RMM rows: %s\n", why.c_str());
+            vl_csv_meta(p.csv, "rmm", "absent: %s", why.c_str());
+            break; // one shim for all resources: the others would say the same
+        }
+        opened.push_back({r.name, vl_alloc_fn, vl_free_fn, a, a, 0});
+        specs += (specs.empty() ? "" : " ") + std::string(r.spec);
+    }
+    if (!opened.empty()) {
+        vl_csv_meta(p.csv, "rmm", "%s", opened[0].vl->backend->version(opened[0].vl));
+        vl_csv_meta(p.csv, "rmm_resources", "%s (binning: bins of 256 KiB-4 MiB over the pool)", specs.c_str());
+    }
+    return opened;
 }
 
 }  // namespace
@@ -225,13 +269,15 @@ int main(int argc, char **argv)
     setenv("VRAMLAB_ALLOC", "caching", 1); // the plugin's SPEC: classic, as the first contender
     vl_allocator *classic = open_vramlab(p.dev, "caching");
     vl_allocator *expandable = open_vramlab(p.dev, "caching:segments=expandable");
-    contender all[] = {
+    std::vector<contender> all = {
         {"vramlab:caching", vl_alloc_fn, vl_free_fn, classic, classic, 0},
         {"vramlab:caching:expandable", vl_alloc_fn, vl_free_fn, expandable, expandable, 0},
         {"vramlab-plugin:vl_alloc", plugin_alloc, plugin_free, nullptr, nullptr, 0},
         {"torch:CUDACachingAllocator", torch_alloc, torch_free, nullptr, nullptr, 0},
         {"cudaMallocAsync:warm-pool", async_alloc, async_free, nullptr, nullptr, 0},
     };
+    std::vector<contender> rmm = open_rmm(p);
+    all.insert(all.end(), rmm.begin(), rmm.end());
 
     vl_csv_meta(p.csv, "pair_sizes", "512 65536 1048576 16777216");
     vl_csv_meta(p.csv, "churn", "%lld slots, sizes log-uniform %llu-%llu B, %lld warm-up ops, %lld timed ops",
@@ -254,6 +300,7 @@ int main(int argc, char **argv)
     // Give everything back before the frame checks for leaks.
     vl_alloc_close(classic);
     vl_alloc_close(expandable);
+    for (contender &c : rmm) vl_alloc_close(c.vl);
     vl_torch_trim(-1);
     c10::cuda::CUDACachingAllocator::emptyCache();
     VL_CUDA_CHECK(cudaDeviceSynchronize());

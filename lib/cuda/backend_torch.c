@@ -72,4 +72,5 @@ const vl_alloc_backend vl_backend_torch = {
     .get_stats = vl_peer_get_stats,
     .reset_peaks = vl_peer_reset_peaks,
     .close = vl_peer_close,
+    .version = vl_peer_version,
 };

@@ -168,3 +168,9 @@ void vl_peer_close(vl_allocator *a)
     st->api->close(st->handle);
     free(st);
 }
+
+const char *vl_peer_version(vl_allocator *a)
+{
+    peer_state *st = a->impl;
+    return st->api->peer_version;
+}

@@ -38,5 +38,6 @@ size_t vl_peer_trim(vl_allocator *a);
 void vl_peer_get_stats(vl_allocator *a, vl_alloc_stats *st);
 void vl_peer_reset_peaks(vl_allocator *a);
 void vl_peer_close(vl_allocator *a);
+const char *vl_peer_version(vl_allocator *a); /* the shim's peer_version, "rmm 26.10.0" */
 
 #endif

@@ -15,22 +15,7 @@ cd "$(dirname "$0")/../.."
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 python3 tests/compare/make-runs.py "$tmp" || { echo "FAIL: make-runs.py"; exit 1; }
-failures=0
-check() { # description, expected exit code, command... ; output in $tmp/out
-    local what=$1 want=$2
-    shift 2
-    "$@" >"$tmp/out" 2>&1
-    local rc=$?
-    if [ "$rc" -ne "$want" ]; then
-        echo "FAIL: $what: exit $rc, expected $want"; sed 's/^/    /' "$tmp/out"; failures=$((failures + 1))
-    fi
-}
-expect() { # description, pattern that must appear in $tmp/out
-    grep -qE -- "$2" "$tmp/out" || { echo "FAIL: $1: no '$2' in:"; sed 's/^/    /' "$tmp/out"; failures=$((failures + 1)); }
-}
-reject() { # description, pattern that must not appear
-    ! grep -qE -- "$2" "$tmp/out" || { echo "FAIL: $1: unexpected '$2' in:"; sed 's/^/    /' "$tmp/out"; failures=$((failures + 1)); }
-}
+. tests/support/checks.sh
 cmp=scripts/compare
 
 python3 tests/compare/test_stats.py >"$tmp/stats.log" 2>&1 || { echo "FAIL: test_stats.py"; cat "$tmp/stats.log"; failures=$((failures + 1)); }

@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
 # GPU-box check of the peer backends (--alloc torch, --alloc rmm): builds vramlab and
 # the peer shims (`make peers`; RMM comes from .deps/rmm, which scripts/fetch-deps.sh
-# fills on a machine with network), runs alloc_latency, random_churn and
-# fragmentation_churn --quick with each peer, checks that each run succeeds and that
-# the CSVs carry the peer's own reserved bytes (column reserved_bytes or
-# peak_reserved_bytes non-empty on every row that has it), and prints a short table.
-# CSVs and logs go to $OUT (default results/peers-check/). Takes under 3 minutes.
-#   usage: tests/gpu/peers.sh      env: CUDA_ARCH (default sm_90), PEER_SPECS (override)
+# fills on a machine with network), runs alloc_latency, random_churn,
+# fragmentation_churn and replay of one fixture trace (tests/fixtures/traces/) --quick
+# with each peer, checks that each run succeeds and that the CSVs carry the peer's own
+# reserved bytes (column reserved_bytes or peak_reserved_bytes non-empty on every row
+# that has it, and more than 0 on some row), and prints a short table.
+# CSVs and logs go to $OUT (default results/peers-check/). Takes under 4 minutes.
+#   usage: [OUT=DIR] tests/gpu/peers.sh   env: CUDA_ARCH (default sm_90), PEER_SPECS (override)
 # Exit: 0 all passed; 1 a run failed or skipped (peer missing) or a CSV lacks reserved
 # bytes; 77 no GPU.
 set -uo pipefail
@@ -27,12 +28,13 @@ grep -E '^peer-(torch|rmm): skipped' "$out/build.log"
 build/bin/alloc_latency --alloc help | grep -A0 -E '^  (torch|rmm) |peer library' | tee "$out/alloc-help.txt"
 
 read -r -a specs <<<"${PEER_SPECS:-torch torch:expandable_segments=1 rmm:pool rmm:async rmm:binning rmm:arena}"
-programs=(alloc_latency random_churn fragmentation_churn)
+# Each entry: the program and its own arguments (word-split).
+programs=(alloc_latency random_churn fragmentation_churn "replay --trace tests/fixtures/traces/gpt2.tiny.csv")
 # Where the peer keeps no reserved counter the field is rightly empty: RMM's arena.
 no_reserved_expected() { [ "$1" = rmm:arena ]; }
 
-# Prints "rows reserved" for a CSV: data rows, and how many carry reserved bytes
-# ("-" when the CSV has no reserved column at all).
+# Prints "rows reserved most" for a CSV: data rows, how many carry reserved bytes, and
+# the largest of them ("- -" when the CSV has no reserved column at all).
 reserved_rows() {
     python3 - "$1" <<'PY'
 import csv, sys
@@ -40,33 +42,39 @@ lines = [l for l in open(sys.argv[1]) if not l.startswith('#')]
 rows = list(csv.DictReader(lines))
 cols = [c for c in ('peak_reserved_bytes', 'reserved_bytes') if rows and c in rows[0]]
 if not cols:
-    print(len(rows), '-')
+    print(len(rows), '-', '-')
 else:
-    print(len(rows), sum(1 for r in rows if all(r[c] not in ('', None) for c in cols)))
+    values = [float(r[c]) for r in rows for c in cols if r[c] not in ('', None)]
+    print(len(rows), sum(1 for r in rows if all(r[c] not in ('', None) for c in cols)), int(max(values, default=0)))
 PY
 }
 
 failed=0
-printf '%-34s %-20s %-8s %6s %9s %7s\n' spec program status rows reserved seconds | tee "$out/table.txt"
+printf '%-34s %-20s %-8s %6s %9s %14s %7s\n' spec program status rows reserved peak_reserved seconds |
+    tee "$out/table.txt"
 for spec in "${specs[@]}"; do
     safe=${spec//[:=,]/_}
-    for prog in "${programs[@]}"; do
+    for entry in "${programs[@]}"; do
+        read -r -a args <<<"$entry"
+        prog=${args[0]}
         csv=$out/$prog.$safe.csv
         t0=$SECONDS
-        timeout 60 build/bin/"$prog" --quick --alloc "$spec" -o "$csv" >"$out/$prog.$safe.log" 2>&1
+        timeout 60 build/bin/"$prog" "${args[@]:1}" --quick --alloc "$spec" -o "$csv" >"$out/$prog.$safe.log" 2>&1
         rc=$?
-        status=ok rows=- reserved=-
+        status=ok rows=- reserved=- most=-
         case $rc in
         0)
-            read -r rows reserved < <(reserved_rows "$csv")
-            if [ "$reserved" != - ] && [ "$reserved" != "$rows" ] && ! no_reserved_expected "$spec"; then
+            read -r rows reserved most < <(reserved_rows "$csv")
+            if [ "$reserved" != - ] && { [ "$reserved" != "$rows" ] || [ "$most" = 0 ]; } &&
+                ! no_reserved_expected "$spec"; then
                 status=no-resv; failed=1
             fi
             ;;
         77) status=skipped; failed=1 ;; # the peer is not built here: the log says how to get it
         *) status="exit$rc"; failed=1 ;;
         esac
-        printf '%-34s %-20s %-8s %6s %9s %7d\n' "$spec" "$prog" "$status" "$rows" "$reserved" $((SECONDS - t0)) |
+        printf '%-34s %-20s %-8s %6s %9s %14s %7d\n' "$spec" "$prog" "$status" "$rows" "$reserved" "$most" \
+            $((SECONDS - t0)) |
             tee -a "$out/table.txt"
         [ "$status" = ok ] || [ "$status" = skipped ] || tail -3 "$out/$prog.$safe.log"
         [ "$status" = skipped ] && head -1 "$out/$prog.$safe.log"
