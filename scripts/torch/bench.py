@@ -27,6 +27,7 @@ conditions.txt, torch_bench.summary.csv (for `make plots`), logs/, plots/}.
   bench.py [--quick] [--rounds N] [--workloads a,b] [--allocators a,b] [--run-id ID]
   bench.py --summarize DIR     recomputes the summary of DIR/samples.csv (no torch needed)
   bench.py --dry-run           prints the schedule
+  bench.py --check             exit 0 where torch and a GPU are, else 77 with one line
 Exit: 0; 1 when a process failed; 2 usage; 77 (one line) without torch or a GPU.
 """
 import argparse
@@ -287,9 +288,6 @@ def driver(args):
         if why:
             skipped.update({a: why for a in allocators if a.startswith("rmm")})
             allocators = [a for a in allocators if a not in skipped]
-    if any(ALLOCATORS[a][1] for a in allocators) and not os.path.exists(args.plugin):
-        print(f"bench: no plugin {args.plugin} (make plugin)", file=sys.stderr)
-        return 2
     jobs = schedule(workloads, allocators, args.rounds)
     if args.dry_run:
         for why in sorted(set(skipped.values())):
@@ -297,6 +295,9 @@ def driver(args):
         for rnd, order, w, a in jobs:
             print(f"round {rnd} #{order:3d} {w:12s} {a:20s} {spec_of(a)}")
         return 0
+    if any(ALLOCATORS[a][1] for a in allocators) and not os.path.exists(args.plugin):
+        print(f"bench: no plugin {args.plugin} (make plugin)", file=sys.stderr)
+        return 2
     outdir = os.path.join(args.out, args.run_id)
     os.makedirs(os.path.join(outdir, "logs"), exist_ok=True)
     for why in sorted(set(skipped.values())):
@@ -329,6 +330,7 @@ def main():
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--job-timeout", type=float, default=300, help="seconds one process may run")
     ap.add_argument("--dry-run", action="store_true", help="print the schedule and exit")
+    ap.add_argument("--check", action="store_true", help="exit 0 where torch and a GPU are, else 77 with one line")
     ap.add_argument("--summarize", metavar="DIR", help="recompute DIR's summary from DIR/samples.csv")
     # worker mode (one workload under one allocator, in this fresh process)
     ap.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
@@ -349,7 +351,7 @@ def main():
         return 0
     if args.summarize:
         return summarize_only(args.summarize)
-    if not args.dry_run:
+    if not args.dry_run or args.check:
         try:
             import torch
         except ImportError:
@@ -358,6 +360,8 @@ def main():
         if not torch.cuda.is_available():
             print("no CUDA device")
             return 77
+        if args.check:
+            return 0
     args.run_id = args.run_id or time.strftime("%Y%m%d-%H%M%S") + ("-quick" if args.quick else "")
     return driver(args)
 

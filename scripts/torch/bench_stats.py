@@ -256,14 +256,14 @@ def verdict(summary):
 
 # --- files and tables ------------------------------------------------------------------------------
 
-def write_csv(path, fields, rows, comments=()):
+def write_csv(path, fields, rows, comments=(), digits=4):
     with open(path, "w", newline="") as f:
         for c in comments:
             f.write(f"# {c}\n")
         w = csv.writer(f, lineterminator="\n")
         w.writerow(fields)
         for r in rows:
-            w.writerow([fmt(r.get(k)) if not isinstance(r.get(k), str) else r.get(k) for k in fields])
+            w.writerow([fmt(r.get(k), digits) if not isinstance(r.get(k), str) else r.get(k) for k in fields])
 
 
 def read_csv(path):
@@ -300,8 +300,10 @@ def table(summary, verdicts):
 def write_summary(outdir, rows, allocators=None, comments=()):
     """samples.csv (equality filled in), summary.csv, verdict.csv; returns the printed table."""
     mark_equality(rows)
-    write_csv(os.path.join(outdir, "samples.csv"), SAMPLE_FIELDS, rows, comments)
-    summary = summarize(rows, allocators)
+    samples = os.path.join(outdir, "samples.csv")
+    write_csv(samples, SAMPLE_FIELDS, rows, comments, digits=9)
+    # summarized as written, so that --summarize of a copied folder gives the same figures
+    summary = summarize(read_csv(samples), allocators)
     verdicts = verdict(summary)
     write_csv(os.path.join(outdir, "summary.csv"), SUMMARY_FIELDS, summary, comments)
     write_csv(os.path.join(outdir, "verdict.csv"), VERDICT_FIELDS, verdicts, comments)
