@@ -36,6 +36,7 @@ do for [i=1:nw] {
     plot for [k=1:n] f using (pick(w, k, column('ratio'))):(pick(w, k, column('waste'))): \
              (pick(w, k, lo('ratio_lo', column('ratio')))):(pick(w, k, lo('ratio_hi', column('ratio')))): \
              (pick(w, k, lo('waste_min', column('waste')))):(pick(w, k, lo('waste_max', column('waste')))) \
-             with xyerrorbars pt (k + 3) ps 1.4 lw 1.5 lc rgb word(colors, k) title word(names, k)
+             with xyerrorbars pt (k + 3) ps 1.4 lw 1.5 lc rgb word(colors, k) title word(names, k), \
+         '+' using (1):(1) every ::0::0 with points pt 1 ps 2 lc rgb '#aaaaaa' title 'classic speed, no waste'
 }
 unset multiplot

@@ -92,13 +92,15 @@ def deterministic(torch):
 
 def worker(args):
     import ctypes
+    import importlib
 
     import torch
 
-    import workloads
+    # VL_BENCH_WORKLOADS: another module with RUN (test_bench.py's stand-in, no GPU)
+    workloads = importlib.import_module(os.environ.get("VL_BENCH_WORKLOADS", "workloads"))
 
     plugin = None
-    if args.plugin:
+    if ALLOCATORS[args.allocator][1]:  # args.plugin has a default: only plugin allocators load it
         plugin = ctypes.CDLL(args.plugin)
         plugin.vl_torch_stat.restype = ctypes.c_int64
         plugin.vl_torch_stat.argtypes = [ctypes.c_int, ctypes.c_char_p]
@@ -298,7 +300,7 @@ def driver(args):
     if any(ALLOCATORS[a][1] for a in allocators) and not os.path.exists(args.plugin):
         print(f"bench: no plugin {args.plugin} (make plugin)", file=sys.stderr)
         return 2
-    outdir = os.path.join(args.out, args.run_id)
+    outdir = os.path.abspath(os.path.join(args.out, args.run_id))
     os.makedirs(os.path.join(outdir, "logs"), exist_ok=True)
     for why in sorted(set(skipped.values())):
         print(f"skipped {','.join(a for a in skipped if skipped[a] == why)}: {why}")

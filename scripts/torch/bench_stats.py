@@ -46,7 +46,7 @@ SAMPLE_FIELDS = (
     "steps", "steps_timed", "step_ms_median", "step_ms_mean", "process_s",
     "peak_allocated_bytes", "peak_reserved_bytes", "peak_requested_bytes", "stats_from",
     "device_used_base_bytes", "device_used_max_bytes", "device_used_end_bytes",
-    "results", "result_digest", "exact_equal", "max_rel_diff",
+    "results", "exact_equal", "max_rel_diff",
 )
 SUMMARY_FIELDS = (
     "workload", "allocator", "spec", "n", "failed",
