@@ -7,6 +7,7 @@
 #   make test-torch-snapshot  scripts/torch-snapshot-to-csv on synthetic snapshots
 #   build/tests/test_torch_plugin  the vl_alloc/vl_free entry points (part of `make tests`)
 #   make torch-traces    records snapshot traces into results/traces/ (GPU + torch)
+#   make torch-bench     live workloads per allocator: mk/torch_bench.mk
 
 PLUGIN_SO := $(BUILD)/lib/libvramlab_caching.so
 TORCH_COMPARE := $(BUILD)/bin/torch_alloc_compare

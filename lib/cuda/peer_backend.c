@@ -13,9 +13,17 @@ typedef struct peer_state {
     void *handle;
 } peer_state;
 
+static char default_dir[PATH_MAX];
+
+void vl_peer_set_default_dir(const char *dir)
+{
+    snprintf(default_dir, sizeof default_dir, "%s", dir ? dir : "");
+}
+
 int vl_peer_library_path(const vl_peer_desc *d, char *path, size_t len, char *err, size_t errlen)
 {
     const char *dir = getenv("VL_PEER_DIR");
+    if ((!dir || !*dir) && default_dir[0]) dir = default_dir;
     char exe[PATH_MAX];
     if (!dir || !*dir) {
         ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);

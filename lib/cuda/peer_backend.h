@@ -20,6 +20,11 @@ typedef struct vl_peer_desc {
  * folder next to the program's bin/ (build/lib/). 0, or -1 with one line in err. */
 int vl_peer_library_path(const vl_peer_desc *d, char *path, size_t len, char *err, size_t errlen);
 
+/* The folder to look in when VL_PEER_DIR is unset, instead of the program's lib/: for a
+ * library loaded into someone else's program (the PyTorch plugin names its own folder).
+ * Call before the first peer is opened; NULL or "" goes back to the program's lib/. */
+void vl_peer_set_default_dir(const char *dir);
+
 /* Loads the shim once per process (never unloaded: a peer keeps threads and device
  * state until exit). NULL with one line in err that says how to get the peer. */
 const vl_peer_api *vl_peer_load(const vl_peer_desc *d, char *err, size_t errlen);

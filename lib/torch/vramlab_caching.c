@@ -5,6 +5,7 @@
  * allocation on a device. */
 #include "torch/vramlab_caching.h"
 
+#include <dlfcn.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stddef.h>
@@ -13,6 +14,7 @@
 #include <string.h>
 
 #include "alloc.h"
+#include "cuda/peer_backend.h"
 #include "device.h"
 
 #define VL_TORCH_MAX_DEVICES 64
@@ -39,13 +41,30 @@ static vl_allocator *open_device(int device)
     char err[512] = "", name[64] = "", dev_spec[64];
     int status = 0;
     if (spec_in_use[0] == '\0') read_spec();
-    /* Only the caching allocator: it reports every failure through return values, and
-     * the library is loaded into someone else's process (other backends end the
-     * process on a CUDA error, and the plugin backend would load itself). */
-    if (vl_spec_name(spec_in_use, name, sizeof name, err, sizeof err) == 0 && strcmp(name, "caching") != 0) {
-        fprintf(stderr, "vramlab: %s=%s: the PyTorch plugin serves the caching allocator only (a caching SPEC)\n",
+    /* Only backends that report every failure through return values, since the library
+     * is loaded into someone else's process: the caching allocator, and the rmm peer
+     * (its shim catches RMM's exceptions and returns NULL). raw and async end the
+     * process on a CUDA error, the plugin backend would load itself, and the torch
+     * peer would put a second c10 allocator into PyTorch's own process. */
+    if (vl_spec_name(spec_in_use, name, sizeof name, err, sizeof err) == 0 && strcmp(name, "caching") != 0 &&
+        strcmp(name, "rmm") != 0) {
+        fprintf(stderr, "vramlab: %s=%s: the PyTorch plugin serves the caching allocator and rmm only\n",
                 VL_TORCH_ENV, spec_in_use);
         return OPEN_FAILED;
+    }
+    /* The rmm shim is looked for next to this library (build/lib/), not next to the
+     * program (python), unless VL_PEER_DIR says otherwise. */
+    if (strcmp(name, "rmm") == 0) {
+        Dl_info self;
+        char dir[4096];
+        if (dladdr((void *)vl_alloc, &self) != 0 && self.dli_fname != NULL) {
+            snprintf(dir, sizeof dir, "%s", self.dli_fname);
+            char *slash = strrchr(dir, '/');
+            if (slash != NULL) {
+                *slash = '\0';
+                vl_peer_set_default_dir(dir);
+            }
+        }
     }
     if (vl_alloc_spec_check(spec_in_use, err, sizeof err) != 0) {
         fprintf(stderr, "vramlab: %s=%s: %s\n", VL_TORCH_ENV, spec_in_use, err);

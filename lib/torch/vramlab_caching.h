@@ -3,7 +3,9 @@
  *
  * Configuration: the environment variable VRAMLAB_ALLOC holds an allocator SPEC
  * (default "caching"; e.g. "caching:segments=expandable"; `--alloc help` of any
- * vramlab program lists the options). It is read once, when a device first
+ * vramlab program lists the options), or an rmm SPEC ("rmm:pool,initial=1GiB",
+ * "rmm:async": RMM through libvramlab_peer_rmm.so from `make peers`, looked for in
+ * this library's folder or $VL_PEER_DIR). It is read once, when a device first
  * allocates. One allocator per CUDA device, opened lazily and thread-safely on
  * that device's first allocation. A bad SPEC or a failed open prints one line on
  * stderr and every allocation on that device returns NULL (PyTorch then reports

@@ -48,17 +48,19 @@ static void test_arguments_checked_before_any_device_work(void **state)
 }
 
 /* A SPEC of another backend is refused, and the host process lives on: only the caching
- * allocator reports every failure through return values. In a child, so that this
- * process's allocator is still unopened for the tests after it. */
+ * allocator and the rmm peer report every failure through return values. In a child,
+ * so that this process's allocator is still unopened for the tests after it. An rmm
+ * SPEC whose shim is missing fails the same way (here, VL_PEER_DIR names no shim). */
 static void test_other_backends_refused_without_ending_the_process(void **state)
 {
     (void)state;
-    const char *others[] = {"async", "raw", "plugin:x.so"};
+    const char *others[] = {"async", "raw", "plugin:x.so", "torch", "rmm:pool"};
     for (size_t i = 0; i < sizeof others / sizeof *others; i++) {
         pid_t pid = fork();
         assert_true(pid >= 0);
         if (pid == 0) {
             setenv("VRAMLAB_ALLOC", others[i], 1);
+            setenv("VL_PEER_DIR", "/nonexistent/vramlab-peers", 1);
             _exit(vl_alloc(4096, 0, NULL) == NULL && vl_alloc(4096, 0, NULL) == NULL ? 0 : 1);
         }
         int status = 0;

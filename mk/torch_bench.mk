@@ -1,0 +1,27 @@
+# Live PyTorch benchmark (issue #11 item 3): real workloads in fresh processes under
+# PyTorch's allocators, vramlab's through the plugin, and RMM's through the same plugin
+# (scripts/torch/bench.py, statistics scripts/torch/bench_stats.py, figure plots/torch_bench.gp).
+#   make torch-bench [QUICK=1] [RUN=id] [ROUNDS=n] [TORCH_BENCH_ARGS='--workloads moe']
+#       results/torch-bench/<run-id>/{samples,summary,verdict}.csv, report.txt,
+#       conditions.txt; plots/torch_bench.png where gnuplot is installed, elsewhere
+#       later: make plots RUN=torch-bench/<run-id>
+#   make test-torch-bench   statistics, verdict, CSVs, figure and the skip: no torch, no GPU
+# Without torch or a GPU the script exits 77; make can only exit 0 or 2, so a skip is
+# one last line "SKIP torch-bench: <why>" and status 0 (as test-gpu-torch).
+
+# What the bench loads: the plugin, and the RMM shim where .deps/rmm is (peer-rmm says
+# when it is not). Overridable (empty) by the skip test.
+TORCH_BENCH_DEPS ?= plugin peer-rmm
+
+.PHONY: torch-bench test-torch-bench
+TEST_EXTRA_TARGETS += test-torch-bench
+
+torch-bench: $(TORCH_BENCH_DEPS)
+	@why=$$(python3 scripts/torch/bench.py --check 2>&1); rc=$$?; \
+	 if [ $$rc -eq 77 ]; then echo "$$why"; echo "SKIP torch-bench: $$(echo "$$why" | tail -1)"; exit 0; fi; \
+	 [ $$rc -eq 0 ] || { echo "$$why"; exit $$rc; }; \
+	 python3 scripts/torch/bench.py $(if $(QUICK),--quick) $(if $(RUN),--run-id $(RUN)) \
+	   $(if $(ROUNDS),--rounds $(ROUNDS)) --plugin $(PLUGIN_SO) $(TORCH_BENCH_ARGS)
+
+test-torch-bench:
+	@python3 scripts/torch/test_bench.py

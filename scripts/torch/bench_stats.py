@@ -1,0 +1,313 @@
+"""The live PyTorch benchmark's statistics, verdict and CSV files (scripts/torch/bench.py),
+in plain Python: no torch, numpy or GPU, so `make test` checks them on synthetic rows.
+
+One sample is one process: one workload run once under one allocator. Per
+(workload, allocator) the summary gives
+  step_ms        the median over processes of each process's median step time, with a
+                 distribution-free interval for that median (order statistics; with
+                 fewer than 6 processes the widest, min..max, whose coverage is below
+                 95%: step_ms_ci says the coverage reached);
+  ratio          step time against vramlab classic (VL_REFERENCE): the Hodges-Lehmann
+                 shift of log step times, exp'd, with its Moses 95% interval
+                 (scripts/compare.d/rankstats.py), and the Mann-Whitney p-value;
+  waste          peak reserved / peak allocated per process (peak requested where the
+                 allocator keeps no allocated figure: waste_basis says which), median,
+                 min and max over processes;
+  equality       processes whose results (losses, token sums) equal bit for bit those of
+                 the first PyTorch-default process of the same seed, and the largest
+                 relative difference; ref_rel_diff is how far PyTorch-default processes
+                 differ among themselves (non-deterministic kernels), the yardstick.
+
+Acceptance (issue #11 item 3), per workload, for vramlab expandable (VL_EXPANDABLE):
+  speed   the upper end of its ratio interval against classic <= 1.03;
+  waste   its median waste <= 1.02 and below PyTorch expandable's median waste;
+  equal   every process's results equal the reference's, or (when the reference
+          itself does not reproduce) differ no more than reference processes do.
+PASS needs all three; n/a where a figure is missing.
+"""
+import csv
+import math
+import os
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(os.path.dirname(HERE), "compare.d"))
+import rankstats  # noqa: E402
+
+REFERENCE = "torch"                  # numerical reference: PyTorch's default allocator
+VL_REFERENCE = "vramlab"             # speed reference: vramlab classic
+VL_EXPANDABLE = "vramlab-expandable"
+TORCH_EXPANDABLE = "torch-expandable"
+SPEED_LIMIT = 1.03
+WASTE_LIMIT = 1.02
+
+SAMPLE_FIELDS = (
+    "run_id", "round", "order", "workload", "allocator", "spec", "seed", "status", "error",
+    "steps", "steps_timed", "step_ms_median", "step_ms_mean", "process_s",
+    "peak_allocated_bytes", "peak_reserved_bytes", "peak_requested_bytes", "stats_from",
+    "device_used_base_bytes", "device_used_max_bytes", "device_used_end_bytes",
+    "results", "exact_equal", "max_rel_diff",
+)
+SUMMARY_FIELDS = (
+    "workload", "allocator", "spec", "n", "failed",
+    "step_ms", "step_ms_lo", "step_ms_hi", "step_ms_ci",
+    "ratio", "ratio_lo", "ratio_hi", "ratio_p",
+    "peak_reserved_bytes", "peak_allocated_bytes", "peak_requested_bytes",
+    "waste", "waste_min", "waste_max", "waste_basis",
+    "device_used_max_bytes", "equal", "max_rel_diff", "ref_rel_diff",
+)
+VERDICT_FIELDS = ("workload", "ratio_hi", "speed", "waste", "torch_expandable_waste", "waste_ok",
+                  "equal", "verdict")
+
+
+# --- small helpers ------------------------------------------------------------------------------
+
+def num(v):
+    """A CSV cell as a float; None for empty, unknown (< 0 counters) or unparsable."""
+    if v is None or v == "":
+        return None
+    try:
+        x = float(v)
+    except (TypeError, ValueError):
+        return None
+    return x if math.isfinite(x) else None
+
+
+def counter(v):
+    """A byte counter: None when empty or negative (the allocator does not keep it)."""
+    x = num(v)
+    return None if x is None or x < 0 else x
+
+
+def fmt(x, digits=4):
+    if x is None or (isinstance(x, float) and not math.isfinite(x)):
+        return ""
+    if isinstance(x, int):
+        return str(x)
+    return f"{x:.{digits}g}" if abs(x) < 1e6 else str(int(round(x)))
+
+
+def median_ci(values, level=0.95):
+    """(median, lo, hi, coverage): the sample median and the narrowest order-statistics
+    interval (x_(j), x_(n+1-j)) that covers the population median with probability
+    >= level (binomial, any continuous distribution). Below 6 values no such interval
+    exists: (min, max) with its coverage 1 - 2^(1-n)."""
+    v = sorted(values)
+    n = len(v)
+    if n == 0:
+        return None, None, None, None
+    med = rankstats.quantile_median(v)
+    if n == 1:
+        return med, v[0], v[0], 0.0
+
+    def coverage(j):  # P(x_(j) <= m <= x_(n+1-j)) = 1 - 2 P(Bin(n, 1/2) < j)
+        return 1 - 2 * sum(math.comb(n, i) for i in range(j)) / 2 ** n
+
+    j = 1
+    while j + 1 <= n // 2 and coverage(j + 1) >= level:
+        j += 1
+    return med, v[j - 1], v[n - j], coverage(j)
+
+
+def compare_results(result, ref):
+    """(exact_equal, max_rel_diff) of two result lists (losses or token sums)."""
+    if result is None or ref is None or len(result) != len(ref):
+        return False, math.inf
+    exact = all(a == b for a, b in zip(result, ref))
+    rel = 0.0
+    for a, b in zip(result, ref):
+        a, b = float(a), float(b)
+        if a != b:
+            d = abs(a - b) / max(abs(a), abs(b), 1e-30)
+            rel = max(rel, d if math.isfinite(d) else math.inf)
+    return exact, rel
+
+
+def parse_results(text):
+    """The 'results' cell: numbers separated by spaces."""
+    out = []
+    for tok in (text or "").split():
+        out.append(int(tok) if tok.lstrip("-").isdigit() else float(tok))
+    return out
+
+
+def format_results(values):
+    return " ".join(repr(v) if isinstance(v, float) else str(v) for v in values)
+
+
+def waste_of(row):
+    """(peak reserved / peak allocated, "allocated"), or over peak requested where no
+    allocated figure is kept, or (None, "")."""
+    res = counter(row.get("peak_reserved_bytes"))
+    for basis in ("allocated", "requested"):
+        den = counter(row.get(f"peak_{basis}_bytes"))
+        if res is not None and den:
+            return res / den, basis
+    return None, ""
+
+
+# --- per-sample equality against the reference ----------------------------------------------
+
+def mark_equality(rows):
+    """Fills exact_equal / max_rel_diff of every ok row against the first ok REFERENCE
+    row of the same workload and seed (in run order). Rows without a reference keep ''."""
+    refs = {}
+    for r in sorted(rows, key=lambda r: (int(r.get("round") or 0), int(r.get("order") or 0))):
+        if r.get("status") == "ok" and r.get("allocator") == REFERENCE:
+            refs.setdefault((r["workload"], str(r.get("seed"))), parse_results(r.get("results")))
+    for r in rows:
+        ref = refs.get((r["workload"], str(r.get("seed"))))
+        if r.get("status") != "ok" or ref is None:
+            r["exact_equal"], r["max_rel_diff"] = "", ""
+            continue
+        exact, rel = compare_results(parse_results(r.get("results")), ref)
+        r["exact_equal"] = "yes" if exact else "no"
+        r["max_rel_diff"] = "inf" if not math.isfinite(rel) else f"{rel:.3g}"
+    return rows
+
+
+# --- summary ---------------------------------------------------------------------------------
+
+def summarize(rows, allocators=None):
+    """Summary rows, one per (workload, allocator), in first-seen order (or that of
+    allocators). rows: sample dicts with exact_equal filled (mark_equality)."""
+    groups = {}
+    for r in rows:
+        groups.setdefault((r["workload"], r["allocator"]), []).append(r)
+    workloads = list(dict.fromkeys(r["workload"] for r in rows))
+    order = list(allocators) if allocators else list(dict.fromkeys(r["allocator"] for r in rows))
+    out = []
+    for w in workloads:
+        ok_of = {a: [r for r in groups.get((w, a), []) if r.get("status") == "ok"] for a in order}
+        ref_steps = [math.log(x) for x in (num(r.get("step_ms_median")) for r in ok_of.get(VL_REFERENCE, []))
+                     if x and x > 0]
+        ref_rels = [num(r.get("max_rel_diff")) for r in ok_of.get(REFERENCE, [])]
+        ref_rel = max((x for x in ref_rels if x is not None), default=None)
+        for a in order:
+            all_rows = groups.get((w, a), [])
+            if not all_rows:
+                continue
+            ok = ok_of[a]
+            steps = [x for x in (num(r.get("step_ms_median")) for r in ok) if x and x > 0]
+            med, lo, hi, cov = median_ci(steps)
+            s = dict(workload=w, allocator=a, spec=all_rows[0].get("spec", ""), n=len(ok),
+                     failed=len(all_rows) - len(ok), step_ms=med, step_ms_lo=lo, step_ms_hi=hi,
+                     step_ms_ci=cov)
+            s.update(ratio=None, ratio_lo=None, ratio_hi=None, ratio_p=None)
+            if steps and ref_steps:
+                logs = [math.log(x) for x in steps]
+                est, rlo, rhi = rankstats.hodges_lehmann(ref_steps, logs)
+                s.update(ratio=math.exp(est), ratio_lo=math.exp(rlo) if math.isfinite(rlo) else None,
+                         ratio_hi=math.exp(rhi) if math.isfinite(rhi) else None,
+                         ratio_p=rankstats.mann_whitney(ref_steps, logs) if a != VL_REFERENCE else None)
+            for key in ("peak_reserved_bytes", "peak_allocated_bytes", "peak_requested_bytes",
+                        "device_used_max_bytes"):
+                vals = [x for x in (counter(r.get(key)) for r in ok) if x is not None]
+                s[key] = rankstats.quantile_median(vals) if len(vals) == len(ok) and vals else None
+            wastes = [waste_of(r) for r in ok]
+            wv = [x for x, _ in wastes if x is not None]
+            s.update(waste=rankstats.quantile_median(wv) if wv and len(wv) == len(ok) else None,
+                     waste_min=min(wv) if wv else None, waste_max=max(wv) if wv else None,
+                     waste_basis="/".join(sorted({b for _, b in wastes if b})))
+            eq = [r.get("exact_equal") for r in ok if r.get("exact_equal") in ("yes", "no")]
+            rels = [num(r.get("max_rel_diff")) for r in ok if r.get("max_rel_diff") not in (None, "")]
+            s.update(equal=f"{eq.count('yes')}/{len(eq)}" if eq else "",
+                     max_rel_diff=max((x if x is not None else math.inf) for x in rels) if rels else None,
+                     ref_rel_diff=ref_rel)
+            out.append(s)
+    return out
+
+
+def verdict(summary):
+    """One row per workload: the acceptance check of vramlab expandable."""
+    by = {(s["workload"], s["allocator"]): s for s in summary}
+    rows = []
+    for w in dict.fromkeys(s["workload"] for s in summary):
+        e, t = by.get((w, VL_EXPANDABLE)), by.get((w, TORCH_EXPANDABLE))
+        v = dict(workload=w, ratio_hi=None, speed="n/a", waste=None, torch_expandable_waste=None,
+                 waste_ok="n/a", equal="n/a", verdict="n/a")
+        if e is None or e["n"] == 0:
+            rows.append(v)
+            continue
+        v["ratio_hi"] = e["ratio_hi"]
+        if e["ratio_hi"] is not None:
+            v["speed"] = "ok" if e["ratio_hi"] <= SPEED_LIMIT else "FAIL"
+        v["waste"] = e["waste"]
+        v["torch_expandable_waste"] = t["waste"] if t else None
+        if e["waste"] is not None and v["torch_expandable_waste"] is not None:
+            v["waste_ok"] = "ok" if e["waste"] <= WASTE_LIMIT and e["waste"] < t["waste"] else "FAIL"
+        if e["equal"]:
+            yes, n = (int(x) for x in e["equal"].split("/"))
+            if yes == n:
+                v["equal"] = "ok"
+            elif e["ref_rel_diff"] is not None and e["max_rel_diff"] is not None \
+                    and e["max_rel_diff"] <= e["ref_rel_diff"] and e["ref_rel_diff"] > 0:
+                v["equal"] = "ok~"  # differs, but no more than the reference from itself
+            else:
+                v["equal"] = "FAIL"
+        checks = (v["speed"], v["waste_ok"], v["equal"])
+        if "FAIL" in checks:
+            v["verdict"] = "FAIL"
+        elif "n/a" not in checks:
+            v["verdict"] = "PASS"
+        rows.append(v)
+    return rows
+
+
+# --- files and tables ------------------------------------------------------------------------------
+
+def write_csv(path, fields, rows, comments=(), digits=4):
+    with open(path, "w", newline="") as f:
+        for c in comments:
+            f.write(f"# {c}\n")
+        w = csv.writer(f, lineterminator="\n")
+        w.writerow(fields)
+        for r in rows:
+            w.writerow([fmt(r.get(k), digits) if not isinstance(r.get(k), str) else r.get(k) for k in fields])
+
+
+def read_csv(path):
+    with open(path, newline="") as f:
+        return list(csv.DictReader(line for line in f if not line.startswith("#")))
+
+
+def table(summary, verdicts):
+    """The printed report: the summary per workload, then the verdict."""
+    def x(v, d=4):
+        return "-" if v is None else fmt(v, d)
+
+    lines = [f"{'workload':12} {'allocator':20} {'n':>2} {'step ms':>9} {'[interval]':>19} "
+             f"{'x classic':>9} {'[95% HL]':>17} {'waste':>6} {'res GiB':>8} {'equal':>6}"]
+    for s in summary:
+        res = s["peak_reserved_bytes"]
+        lines.append(
+            f"{s['workload']:12} {s['allocator']:20} {s['n']:>2} {x(s['step_ms']):>9} "
+            f"{'[' + x(s['step_ms_lo']) + ', ' + x(s['step_ms_hi']) + ']':>19} {x(s['ratio']):>9} "
+            f"{'[' + x(s['ratio_lo']) + ', ' + x(s['ratio_hi']) + ']':>17} {x(s['waste'], 3):>6} "
+            f"{x(res / 2**30 if res is not None else None, 3):>8} {s['equal'] or '-':>6}"
+            + (f"  ({s['failed']} failed)" if s["failed"] else ""))
+    lines.append("")
+    lines.append(f"acceptance of {VL_EXPANDABLE}: ratio to classic <= {SPEED_LIMIT} (upper end of the 95% "
+                 f"interval), waste <= {WASTE_LIMIT} and below {TORCH_EXPANDABLE}'s, results equal")
+    lines.append(f"{'workload':12} {'ratio hi':>9} {'speed':>6} {'waste':>7} {'torch-exp':>9} {'waste':>6} "
+                 f"{'equal':>6} {'verdict':>7}")
+    for v in verdicts:
+        lines.append(f"{v['workload']:12} {x(v['ratio_hi']):>9} {v['speed']:>6} {x(v['waste'], 3):>7} "
+                     f"{x(v['torch_expandable_waste'], 3):>9} {v['waste_ok']:>6} {v['equal']:>6} {v['verdict']:>7}")
+    return "\n".join(lines)
+
+
+def write_summary(outdir, rows, allocators=None, comments=()):
+    """samples.csv (equality filled in), summary.csv, verdict.csv; returns the printed table."""
+    mark_equality(rows)
+    samples = os.path.join(outdir, "samples.csv")
+    write_csv(samples, SAMPLE_FIELDS, rows, comments, digits=9)
+    # summarized as written, so that --summarize of a copied folder gives the same figures
+    summary = summarize(read_csv(samples), allocators)
+    verdicts = verdict(summary)
+    write_csv(os.path.join(outdir, "summary.csv"), SUMMARY_FIELDS, summary, comments)
+    write_csv(os.path.join(outdir, "verdict.csv"), VERDICT_FIELDS, verdicts, comments)
+    text = table(summary, verdicts)
+    with open(os.path.join(outdir, "report.txt"), "w") as f:
+        f.write(text + "\n")
+    return text

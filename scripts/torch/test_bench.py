@@ -1,0 +1,284 @@
+#!/usr/bin/env python3
+"""Checks the live PyTorch benchmark's pure-Python parts on synthetic samples (no torch,
+no GPU): the schedule, the median interval, equality marking, the summary and its
+ratio interval, the verdict (pass, each way to fail, n/a), the CSV files, `bench.py
+--summarize` on a copied results folder, `--dry-run` and its RMM skip, and the gnuplot
+figure (where gnuplot is installed). Run by `make test-torch-bench` (mk/torch_bench.mk).
+Exit 0 passed, 1 failed."""
+import math
+import os
+import random
+import shutil
+import subprocess
+import sys
+import tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+sys.path.insert(0, HERE)
+import bench  # noqa: E402  (imports no torch at module level)
+import bench_stats as bs  # noqa: E402
+
+failures = 0
+
+
+def check(what, ok, detail=""):
+    global failures
+    if not ok:
+        failures += 1
+        print(f"FAIL {what}: {detail}")
+
+
+STANDIN_TORCH = """
+__version__ = "0.0-standin"
+class _NS:
+    pass
+version = _NS(); version.cuda = "0.0"
+backends = _NS(); backends.cudnn = _NS(); backends.cuda = _NS()
+for _n in ("enable_flash_sdp", "enable_mem_efficient_sdp", "enable_cudnn_sdp"):
+    setattr(backends.cuda, _n, lambda on: None)
+def use_deterministic_algorithms(on, warn_only=False):
+    pass
+class _C:
+    @staticmethod
+    def _cuda_getDriverVersion():
+        return 13000
+class cuda:
+    used = [500]
+    @staticmethod
+    def is_available(): return True
+    @staticmethod
+    def synchronize(): pass
+    @staticmethod
+    def mem_get_info():
+        cuda.used[0] += 25
+        return 10000 - cuda.used[0], 10000
+    @staticmethod
+    def get_device_name(i): return "Stand-in GPU"
+    @staticmethod
+    def memory_stats():
+        return {"allocated_bytes.all.peak": 2000, "reserved_bytes.all.peak": 3000, "requested_bytes.all.peak": 0}
+    class memory:
+        class CUDAPluggableAllocator:
+            def __init__(self, path, a, f): pass
+        @staticmethod
+        def change_current_allocator(a): pass
+"""
+STANDIN_WORKLOADS = """
+import os, time
+def run(size, seed, on_step):
+    for i in range(8):
+        time.sleep(0.02)
+        on_step(i)
+    odd = os.environ.get("VRAMLAB_ALLOC") == "caching:segments=expandable"
+    return [1.0, 2.0, 3.0 if not odd else 1.5]
+RUN = dict(transformer=run, moe=run)
+"""
+
+
+# --- schedule: every pair once a round, allocators rotated ---
+jobs = bench.schedule(["w1", "w2"], ["a", "b", "c"], 3)
+check("schedule size", len(jobs) == 18, len(jobs))
+check("round 1 order", [j[3] for j in jobs[:3]] == ["a", "b", "c"], jobs[:3])
+check("round 2 rotated", [j[3] for j in jobs[6:9]] == ["b", "c", "a"], jobs[6:9])
+check("order numbers", [j[1] for j in jobs] == list(range(18)), jobs)
+check("each pair once per round", all(
+    sorted((j[2], j[3]) for j in jobs if j[0] == r) == sorted((w, a) for w in ("w1", "w2") for a in "abc")
+    for r in (1, 2, 3)))
+
+# --- median interval ---
+med, lo, hi, cov = bs.median_ci([5, 1, 4, 2, 3])
+check("median of 5: min..max at 93.75%", (med, lo, hi) == (3, 1, 5) and abs(cov - 0.9375) < 1e-12, (med, lo, hi, cov))
+med, lo, hi, cov = bs.median_ci(list(range(1, 21)))
+check("median of 20: x(6)..x(15)", (lo, hi) == (6, 15) and cov >= 0.95, (lo, hi, cov))
+check("median of none", bs.median_ci([]) == (None, None, None, None))
+
+# --- results comparison ---
+check("equal results", bs.compare_results([1.5, 2.0], [1.5, 2.0]) == (True, 0.0))
+ex, rel = bs.compare_results([1.0, 2.0], [1.0, 2.002])
+check("different results", not ex and abs(rel - 0.001) < 1e-6, rel)
+check("different lengths", bs.compare_results([1.0], [1.0, 2.0]) == (False, math.inf))
+check("results round trip", bs.parse_results(bs.format_results([0.1 + 0.2, 3, -7])) == [0.1 + 0.2, 3, -7])
+
+
+# --- synthetic samples: 5 processes per allocator, two workloads ---
+STEP = {"torch": 10.0, "torch-expandable": 10.4, "vramlab": 10.0, "vramlab-expandable": 10.05, "rmm-pool": 12.0}
+WASTE = {"torch": 1.30, "torch-expandable": 1.05, "vramlab": 1.25, "vramlab-expandable": 1.01, "rmm-pool": 1.6}
+
+
+def samples(workload="wA", slow=1.0, waste=None, results="1.5 2.25 3.0", bad_results=None, rounds=5, seed=7):
+    rng = random.Random(seed)
+    rows, k = [], 0
+    for r in range(1, rounds + 1):
+        for a in STEP:
+            ms = STEP[a] * (slow if a == "vramlab-expandable" else 1.0) * (1 + rng.uniform(-0.005, 0.005))
+            alloc = 1_000_000_000
+            w = (waste if waste is not None and a == "vramlab-expandable" else WASTE[a])
+            row = dict(run_id="t", round=r, order=k, workload=workload, allocator=a, spec=a, seed=1,
+                       status="ok", step_ms_median=ms, peak_reserved_bytes=int(alloc * w),
+                       peak_allocated_bytes=alloc if a != "rmm-pool" else -1, peak_requested_bytes=alloc,
+                       results=bad_results if (bad_results and a == "vramlab-expandable") else results)
+            rows.append(row)
+            k += 1
+    return rows
+
+
+rows = samples()
+bs.mark_equality(rows)
+check("equality marked", all(r["exact_equal"] == "yes" for r in rows), [r["exact_equal"] for r in rows][:5])
+summary = bs.summarize(rows)
+by = {s["allocator"]: s for s in summary}
+check("summary rows", len(summary) == len(STEP), len(summary))
+check("ratio of classic ~ 1", abs(by["vramlab"]["ratio"] - 1) < 0.01, by["vramlab"]["ratio"])
+check("ratio of rmm-pool ~ 1.2", abs(by["rmm-pool"]["ratio"] - 1.2) < 0.02 and by["rmm-pool"]["ratio_lo"] > 1.15,
+      by["rmm-pool"])
+check("rmm-pool waste over requested", by["rmm-pool"]["waste_basis"] == "requested"
+      and abs(by["rmm-pool"]["waste"] - 1.6) < 1e-9, by["rmm-pool"])
+check("expandable waste over allocated", by["vramlab-expandable"]["waste_basis"] == "allocated", by["vramlab-expandable"])
+check("5 of 5 equal", by["vramlab-expandable"]["equal"] == "5/5")
+check("interval coverage recorded", abs(by["torch"]["step_ms_ci"] - 0.9375) < 1e-12, by["torch"]["step_ms_ci"])
+v = bs.verdict(summary)
+check("pass", v[0]["verdict"] == "PASS" and v[0]["speed"] == "ok" and v[0]["waste_ok"] == "ok", v)
+
+v = bs.verdict(bs.summarize(bs.mark_equality(samples(slow=1.05))))
+check("5% slower fails speed", v[0]["speed"] == "FAIL" and v[0]["verdict"] == "FAIL", v)
+v = bs.verdict(bs.summarize(bs.mark_equality(samples(waste=1.03))))
+check("waste 1.03 fails", v[0]["waste_ok"] == "FAIL" and v[0]["verdict"] == "FAIL", v)
+v = bs.verdict(bs.summarize(bs.mark_equality(samples(waste=1.06))))
+check("waste above torch-expandable fails", v[0]["waste_ok"] == "FAIL", v)
+v = bs.verdict(bs.summarize(bs.mark_equality(samples(bad_results="1.5 2.25 3.1"))))
+check("different results fail", v[0]["equal"] == "FAIL" and v[0]["verdict"] == "FAIL", v)
+
+# a reference that does not reproduce itself: a difference within its own spread is "ok~"
+noisy = samples()
+for r in noisy:
+    if r["allocator"] == "torch" and r["round"] == 2:
+        r["results"] = "1.5 2.25 3.003"
+    if r["allocator"] == "vramlab-expandable" and r["round"] == 3:
+        r["results"] = "1.5 2.25 3.001"
+v = bs.verdict(bs.summarize(bs.mark_equality(noisy)))
+check("within the reference's own spread", v[0]["equal"] == "ok~", v)
+
+# n/a: no torch-expandable column, or too few processes for an interval
+v = bs.verdict(bs.summarize(bs.mark_equality([r for r in samples() if r["allocator"] != "torch-expandable"])))
+check("no torch-expandable: n/a", v[0]["waste_ok"] == "n/a" and v[0]["verdict"] == "n/a", v)
+v = bs.verdict(bs.summarize(bs.mark_equality(samples(rounds=2))))
+check("2 processes: no interval, speed n/a", v[0]["speed"] == "n/a" and v[0]["ratio_hi"] is None, v)
+
+# a failed process is counted, not summarized
+failed = samples()
+failed[2].update(status="failed", error="exit 1: boom", step_ms_median="")
+s = {x["allocator"]: x for x in bs.summarize(bs.mark_equality(failed))}
+check("failed counted", s["vramlab"]["failed"] == 1 and s["vramlab"]["n"] == 4, s["vramlab"])
+
+# --- files: write, then --summarize a copy of the folder gives the same summary ---
+tmp = tempfile.mkdtemp()
+try:
+    both = samples("transformer") + samples("resnet50", waste=1.03, seed=8) + samples("gpt2", seed=9) \
+        + samples("moe", slow=1.05, seed=10)
+    text = bs.write_summary(tmp, both, None, ["device: synthetic", "git: test"])
+    for name in ("samples.csv", "summary.csv", "verdict.csv", "report.txt"):
+        check(f"{name} written", os.path.getsize(os.path.join(tmp, name)) > 0)
+    with open(os.path.join(tmp, "summary.csv")) as f:
+        head = [next(f) for _ in range(3)]
+    check("conditions as comments", head[0] == "# device: synthetic\n" and head[2].startswith("workload,allocator"),
+          head)
+    got = bs.read_csv(os.path.join(tmp, "samples.csv"))
+    check("samples read back", len(got) == len(both) and got[0]["exact_equal"] == "yes", got[0])
+    verdicts = {r["workload"]: r["verdict"] for r in bs.read_csv(os.path.join(tmp, "verdict.csv"))}
+    check("verdict.csv", verdicts == dict(transformer="PASS", resnet50="FAIL", gpt2="PASS", moe="FAIL"), verdicts)
+    check("report has the verdict table", "acceptance of vramlab-expandable" in text and "FAIL" in text, text)
+
+    copy = os.path.join(tmp, "copied")
+    os.makedirs(copy)
+    shutil.copy(os.path.join(tmp, "samples.csv"), copy)
+    p = subprocess.run([sys.executable, os.path.join(HERE, "bench.py"), "--summarize", copy],
+                       capture_output=True, text=True)
+    check("--summarize exit 0", p.returncode == 0, p.stderr + p.stdout)
+    with open(os.path.join(tmp, "summary.csv")) as a, open(os.path.join(copy, "summary.csv")) as b:
+        check("--summarize reproduces summary.csv", a.read() == b.read())
+    check("--summarize keeps the conditions", "# device: synthetic" in open(os.path.join(copy, "summary.csv")).read())
+    check("plot input copied", os.path.exists(os.path.join(copy, "torch_bench.summary.csv")))
+    if shutil.which("gnuplot"):
+        png = os.path.join(copy, "plots", "torch_bench.png")
+        check("figure rendered", os.path.exists(png) and os.path.getsize(png) > 10_000, p.stdout + p.stderr)
+        log = os.path.join(copy, "plots", "torch_bench.log")
+        check("no gnuplot errors", not os.path.exists(log), open(log).read() if os.path.exists(log) else "")
+    else:
+        print("gnuplot not installed: figure not checked")
+
+    # --dry-run needs neither torch nor a GPU; without the RMM shim the rmm-* columns are skipped
+    p = subprocess.run([sys.executable, os.path.join(HERE, "bench.py"), "--dry-run", "--rounds", "1",
+                        "--workloads", "moe", "--plugin", os.path.join(tmp, "libvramlab_caching.so")],
+                       capture_output=True, text=True)
+    lines = p.stdout.splitlines()
+    check("dry run", p.returncode == 0 and len([ln for ln in lines if ln.startswith("round")]) == 5, p.stdout + p.stderr)
+    check("rmm skipped with a reason", lines and lines[0].startswith("skipped rmm-pool,rmm-async: no RMM shim"),
+          lines[:1])
+    p = subprocess.run([sys.executable, os.path.join(HERE, "bench.py"), "--dry-run", "--allocators", "nope"],
+                       capture_output=True, text=True)
+    check("unknown allocator: exit 2", p.returncode == 2, p.returncode)
+
+    # make torch-bench skips visibly (last line "SKIP torch-bench: ...", status 0) without
+    # torch or without a GPU: stand-in torch modules force both cases anywhere
+    for case, body, why in (("no-torch", "raise ImportError('stand-in')\n", "no torch for python3"),
+                            ("no-gpu", "class cuda:\n    @staticmethod\n    def is_available():\n"
+                                       "        return False\n", "no CUDA device")):
+        fake = os.path.join(tmp, case, "torch")
+        os.makedirs(fake)
+        with open(os.path.join(fake, "__init__.py"), "w") as f:
+            f.write(body)
+        env = dict(os.environ, PYTHONPATH=os.path.dirname(fake))
+        env.pop("MAKEFLAGS", None)
+        p = subprocess.run(["make", "-C", ROOT, "--no-print-directory", "torch-bench", "TORCH_BENCH_DEPS="],
+                           capture_output=True, text=True, env=env)
+        last = p.stdout.strip().splitlines()[-1] if p.stdout.strip() else ""
+        check(f"make torch-bench skips ({case})", p.returncode == 0 and last == f"SKIP torch-bench: {why}",
+              f"rc={p.returncode} {p.stdout}{p.stderr}")
+
+    # The whole driver on stand-ins for torch and the workloads (no GPU): processes per
+    # round, JSON back, samples with equality, summary, conditions, figure. The plugin's
+    # vl_torch_stat is the real one (built by make plugin), unopened: counters unknown.
+    fake = os.path.join(tmp, "standin")
+    os.makedirs(os.path.join(fake, "torch"))
+    with open(os.path.join(fake, "torch", "__init__.py"), "w") as f:
+        f.write(STANDIN_TORCH)
+    with open(os.path.join(fake, "standin_workloads.py"), "w") as f:
+        f.write(STANDIN_WORKLOADS)
+    plugin = os.path.join(ROOT, "build", "lib", "libvramlab_caching.so")
+    if os.path.exists(plugin):
+        env = dict(os.environ, PYTHONPATH=fake, VL_BENCH_WORKLOADS="standin_workloads")
+        p = subprocess.run([sys.executable, os.path.join(HERE, "bench.py"), "--out", tmp, "--run-id", "e2e",
+                            "--rounds", "2", "--workloads", "transformer,moe", "--plugin", plugin,
+                            "--allocators", "torch,torch-expandable,vramlab,vramlab-expandable"],
+                           capture_output=True, text=True, env=env)
+        run = os.path.join(tmp, "e2e")
+        check("stand-in run exit 0", p.returncode == 0, p.stdout + p.stderr)
+        got = bs.read_csv(os.path.join(run, "samples.csv")) if os.path.exists(os.path.join(run, "samples.csv")) else []
+        check("16 samples", len(got) == 16, len(got))
+        if got:
+            by = {(r["round"], r["workload"], r["allocator"]): r for r in got}
+            r = by[("1", "moe", "torch")]
+            check("torch sample", r["status"] == "ok" and 15 < float(r["step_ms_median"]) < 100
+                  and r["steps"] == "8" and r["steps_timed"] == "4" and r["spec"] == "default"
+                  and r["peak_reserved_bytes"] == "3000" and r["peak_allocated_bytes"] == "2000"
+                  and r["peak_requested_bytes"] == "" and r["stats_from"] == "torch.cuda.memory_stats"
+                  and int(r["device_used_max_bytes"]) > int(r["device_used_base_bytes"])
+                  and r["exact_equal"] == "yes", r)
+            r = by[("1", "transformer", "torch-expandable")]
+            check("torch-expandable sample", r["spec"] == "expandable_segments:True" and r["steps_timed"] == "3", r)
+            r = by[("2", "moe", "vramlab-expandable")]
+            check("plugin sample", r["spec"] == "caching:segments=expandable" and r["peak_reserved_bytes"] == ""
+                  and r["stats_from"] == "vramlab via vl_torch_stat" and r["exact_equal"] == "no"
+                  and r["max_rel_diff"] == "0.5", r)
+            check("rotated order", [by[("2", "moe", a)]["order"] for a in ("torch-expandable", "torch")]
+                  == ["12", "15"], [(k, v["order"]) for k, v in by.items() if k[0] == "2"])
+        cond = open(os.path.join(run, "conditions.txt")).read() if os.path.exists(run) else ""
+        check("conditions", "device: Stand-in GPU" in cond and "torch: 0.0-standin" in cond and "git: " in cond, cond)
+    else:
+        print("no build/lib/libvramlab_caching.so (make plugin): stand-in run not checked")
+finally:
+    shutil.rmtree(tmp)
+
+print(f"{'FAILED' if failures else 'passed'}: {failures} failure(s)")
+sys.exit(1 if failures else 0)
