@@ -221,10 +221,10 @@ int main(int argc, char **argv)
         unsetenv(CHANNEL_ENV);
         return pool_probe(fd, atoi(argv[2]), atoi(argv[3]), atoi(argv[4]));
     }
-    int64_t peer = -1;
+    int64_t peer = 1;
     uint64_t max_size = 1ull << 30;
     const vl_cli_opt opts[] = {
-        {"peer", VL_CLI_INT, &peer, "the other GPU (default: the next ordinal after --device)", -1, 1024},
+        {"peer", VL_CLI_INT, &peer, "the other GPU (when it is --device's: the next ordinal after it)", 0, 1024},
         {"max-size", VL_CLI_SIZE, &max_size, "largest copy (capped at 1/4 of free memory)", 1 << 20, 0x1p40,
          VL_QUICK_AT_MOST, "64MiB"},
         {NULL, 0, NULL, NULL, 0, 0},
@@ -240,8 +240,8 @@ int main(int argc, char **argv)
     vl_program_start(&p, &def, argc, argv);
     int n = vl_gpu_count();
     if (n < 2) return vl_program_skip(&p, "needs 2 CUDA devices, found %d", n < 0 ? 0 : n);
-    pair x = {.p = &p, .a = p.dev->ordinal, .b = peer >= 0 ? (int)peer : (p.dev->ordinal + 1) % n};
-    if (x.b >= n || x.b == x.a) return vl_program_skip(&p, "--peer %d: needs another of the %d CUDA devices", x.b, n);
+    pair x = {.p = &p, .a = p.dev->ordinal, .b = peer != p.dev->ordinal ? (int)peer : (p.dev->ordinal + 1) % n};
+    if (x.b >= n) return vl_program_skip(&p, "--peer %d: needs another of the %d CUDA devices", x.b, n);
     int ab = 0, ba = 0;
     VL_CUDA_CHECK(cudaDeviceCanAccessPeer(&ab, x.a, x.b));
     VL_CUDA_CHECK(cudaDeviceCanAccessPeer(&ba, x.b, x.a));
