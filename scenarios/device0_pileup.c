@@ -62,9 +62,19 @@ static int worker(int fd, int variant, int gpu, uint64_t bytes)
     memset(&rep, 0, sizeof rep);
     int device = gpu;
     if (variant == VISIBLE_DEVICES) {
-        char v[16];
+        /* Ordinal gpu of what this process may see: the gpu-th entry of an inherited
+         * CUDA_VISIBLE_DEVICES, or the plain ordinal. Read by the runtime at its first call. */
+        char v[256];
+        const char *inherited = getenv("CUDA_VISIBLE_DEVICES");
         snprintf(v, sizeof v, "%d", gpu);
-        setenv("CUDA_VISIBLE_DEVICES", v, 1); /* read by the runtime at its first call */
+        if (inherited && *inherited) {
+            char list[256], *save = NULL;
+            snprintf(list, sizeof list, "%s", inherited);
+            int i = 0;
+            for (char *tok = strtok_r(list, ",", &save); tok; tok = strtok_r(NULL, ",", &save), i++)
+                if (i == gpu) snprintf(v, sizeof v, "%s", tok);
+        }
+        setenv("CUDA_VISIBLE_DEVICES", v, 1);
         device = 0;
     }
     void *buf = NULL;

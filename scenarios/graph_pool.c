@@ -47,8 +47,8 @@
 #define MAX_SHAPES 32
 
 #define COLUMNS                                                                                                 \
-    "section,variant,role,status,graphs,shape_bytes,graph_reserved_bytes,graph_used_bytes,device_used_bytes,"   \
-    "launch_ms,reused,corrupted_elements,held_bytes,error"
+    "section,variant,role,status,graphs,shape_bytes,alive_shape_bytes,graph_reserved_bytes,graph_used_bytes,"    \
+    "device_used_bytes,launch_ms,reused,corrupted_elements,held_bytes,error"
 
 typedef struct gx {
     vl_program *p;
@@ -108,9 +108,12 @@ static double launch_ms(gx *x, cudaGraphExec_t e)
     return (double)(vl_now_ns() - t0) / 1e6;
 }
 
-static void mem_row(gx *x, const char *variant, const char *role, int graphs, size_t bytes, double ms)
+/* alive: the sum of the shapes of the graphs alive now (what they would hold without
+ * sharing physical memory; the driver may share it between graphs that never run at
+ * the same time). */
+static void mem_row(gx *x, const char *variant, const char *role, int graphs, size_t bytes, size_t alive, double ms)
 {
-    vl_csv_row(x->p->csv, "graph_mem,%s,%s,ok,%d,%zu,%llu,%llu,%lld,%.3f,,,,", variant, role, graphs, bytes,
+    vl_csv_row(x->p->csv, "graph_mem,%s,%s,ok,%d,%zu,%zu,%llu,%llu,%lld,%.3f,,,,", variant, role, graphs, bytes, alive,
                (unsigned long long)graph_attr(x, cudaGraphMemAttrReservedMemCurrent),
                (unsigned long long)graph_attr(x, cudaGraphMemAttrUsedMemCurrent), (long long)used_delta(x), ms);
 }
@@ -119,15 +122,17 @@ static void graph_mem_section(gx *x, int shapes, size_t base)
 {
     cudaGraphExec_t e[MAX_SHAPES] = {0};
     section_start(x);
+    size_t alive = 0;
     for (int k = 0; k < shapes; k++) {
         e[k] = capture_alloc_graph(x, base * (size_t)(k + 1), 1, 0, NULL);
+        alive += base * (size_t)(k + 1);
         double ms = launch_ms(x, e[k]);
-        mem_row(x, "graph_per_shape", "bad", k + 1, base * (size_t)(k + 1), ms);
+        mem_row(x, "graph_per_shape", "bad", k + 1, base * (size_t)(k + 1), alive, ms);
     }
     VL_CUDA_CHECK(cudaDeviceGraphMemTrim(x->ordinal));
-    mem_row(x, "trim_graphs_alive", "probe", shapes, base * (size_t)shapes, 0);
+    mem_row(x, "trim_graphs_alive", "probe", shapes, base * (size_t)shapes, alive, 0);
     double ms = launch_ms(x, e[shapes - 1]);
-    mem_row(x, "trim_graphs_alive", "probe", shapes, base * (size_t)shapes, ms);
+    mem_row(x, "trim_graphs_alive", "probe", shapes, base * (size_t)shapes, alive, ms);
     for (int k = 0; k < shapes; k++) VL_CUDA_CHECK(cudaGraphExecDestroy(e[k]));
 
     section_start(x);
@@ -136,12 +141,13 @@ static void graph_mem_section(gx *x, int shapes, size_t base)
         double t = launch_ms(x, one);
         VL_CUDA_CHECK(cudaGraphExecDestroy(one));
         VL_CUDA_CHECK(cudaDeviceGraphMemTrim(x->ordinal));
-        mem_row(x, "destroy_and_trim", "fixed", k + 1, base * (size_t)(k + 1), t);
+        mem_row(x, "destroy_and_trim", "fixed", k + 1, base * (size_t)(k + 1), 0, t);
     }
 
     section_start(x);
     cudaGraphExec_t big = capture_alloc_graph(x, base * (size_t)shapes, 1, 0, NULL);
-    for (int k = 0; k < shapes; k++) mem_row(x, "one_graph_max", "fixed", k + 1, base * (size_t)shapes, launch_ms(x, big));
+    for (int k = 0; k < shapes; k++)
+        mem_row(x, "one_graph_max", "fixed", k + 1, base * (size_t)shapes, base * (size_t)shapes, launch_ms(x, big));
     VL_CUDA_CHECK(cudaGraphExecDestroy(big));
     VL_CUDA_CHECK(cudaDeviceGraphMemTrim(x->ordinal));
 }
@@ -159,8 +165,8 @@ static void auto_free_section(gx *x, size_t bytes)
         if (err == cudaSuccess) err = cudaStreamSynchronize(x->s);
         double ms = (double)(vl_now_ns() - t0) / 1e6;
         (void)cudaGetLastError();
-        vl_csv_row(x->p->csv, "auto_free,%s,%s,%s,1,%zu,%llu,%llu,%lld,%.3f,,,,%s", variant, role,
-                   err == cudaSuccess ? "ok" : "error", bytes,
+        vl_csv_row(x->p->csv, "auto_free,%s,%s,%s,1,%zu,%zu,%llu,%llu,%lld,%.3f,,,,%s", variant, role,
+                   err == cudaSuccess ? "ok" : "error", bytes, bytes,
                    (unsigned long long)graph_attr(x, cudaGraphMemAttrReservedMemCurrent),
                    (unsigned long long)graph_attr(x, cudaGraphMemAttrUsedMemCurrent), (long long)used_delta(x), ms,
                    err == cudaSuccess ? "" : cudaGetErrorName(err));
@@ -176,7 +182,7 @@ static void capture_section(gx *x, size_t bytes)
     vl_allocator *al = x->p->alloc;
     vl_stream s = (vl_stream)x->s;
     if (strcmp(x->p->cli.alloc.name, "raw") == 0) {
-        vl_csv_row(x->p->csv, "capture,free_in_capture,bad,not_applicable,1,%zu,,,,,,,,cudaMalloc/cudaFree are not "
+        vl_csv_row(x->p->csv, "capture,free_in_capture,bad,not_applicable,1,%zu,,,,,,,,,cudaMalloc/cudaFree are not "
                               "capturable", bytes);
         return;
     }
@@ -203,7 +209,7 @@ static void capture_section(gx *x, size_t bytes)
         if (!buf || err != cudaSuccess) {
             (void)cudaGetLastError();
             if (err == cudaSuccess) VL_CUDA_CHECK(cudaGraphDestroy(g));
-            vl_csv_row(x->p->csv, "capture,%s,%s,error,1,%zu,,,,,,,,%s", variant, role, bytes,
+            vl_csv_row(x->p->csv, "capture,%s,%s,error,1,%zu,,,,,,,,,%s", variant, role, bytes,
                        !buf ? "allocation in capture failed" : cudaGetErrorName(err));
             if (buf && v) vl_deallocate(al, buf, bytes, s);
             continue;
@@ -232,7 +238,7 @@ static void capture_section(gx *x, size_t bytes)
         VL_CUDA_CHECK(cudaGraphExecDestroy(e));
         if (v) vl_deallocate(al, buf, bytes, s);
         VL_CUDA_CHECK(cudaStreamSynchronize(x->s));
-        vl_csv_row(x->p->csv, "capture,%s,%s,%s,1,%zu,%llu,%llu,,,%d,%llu,%lld,", variant, role, other ? "ok" : "oom",
+        vl_csv_row(x->p->csv, "capture,%s,%s,%s,1,%zu,,%llu,%llu,,,%d,%llu,%lld,", variant, role, other ? "ok" : "oom",
                    bytes, (unsigned long long)graph_attr(x, cudaGraphMemAttrReservedMemCurrent),
                    (unsigned long long)graph_attr(x, cudaGraphMemAttrUsedMemCurrent), reused, bad, (long long)held);
         vl_trim(al);

@@ -144,8 +144,13 @@ static int consumer_main(int fd, int ordinal)
             if (pool_fd < 0) failed(&r, "SCM_RIGHTS", cudaErrorInvalidValue);
             else if (!failed(&r, "cudaMemPoolImportFromShareableHandle",
                              cudaMemPoolImportFromShareableHandle(&c.pool, (void *)(uintptr_t)pool_fd,
-                                                                  cudaMemHandleTypePosixFileDescriptor, 0)))
-                c.have_pool = 1;
+                                                                  cudaMemHandleTypePosixFileDescriptor, 0))) {
+                /* As NVIDIA's streamOrderedAllocationIPC sample does: access for this
+                 * process's device to the imported pool. */
+                struct cudaMemAccessDesc desc = {.location = {.type = cudaMemLocationTypeDevice, .id = ordinal},
+                                                 .flags = cudaMemAccessFlagsProtReadWrite};
+                c.have_pool = !failed(&r, "cudaMemPoolSetAccess(imported)", cudaMemPoolSetAccess(c.pool, &desc, 1));
+            }
             if (pool_fd >= 0) close(pool_fd);
         } else if (q.op == OP_READ || q.op == OP_QUEUE) {
             uint32_t *p = consumer_open(&c, &q, &r);

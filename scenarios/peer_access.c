@@ -61,7 +61,9 @@ static int setup_failed(probe_report *r, const char *call, cudaError_t e)
     return 1;
 }
 
-static int pool_probe(int fd, int a, int b, int set_access)
+/* mode 0: a P2P copy out of the pool block; 1: a kernel on b reading it. One per
+ * process: a fault in one would decide the other. */
+static int pool_probe(int fd, int a, int b, int set_access, int mode)
 {
     probe_report r;
     memset(&r, 0, sizeof r);
@@ -93,12 +95,14 @@ static int pool_probe(int fd, int a, int b, int set_access)
     vl_fill_iota_u32(block, n, 77, sa);
     if (setup_failed(&r, "cudaStreamSynchronize(a)", cudaStreamSynchronize(sa))) goto report;
 
-    cudaError_t e = cudaMemcpyPeerAsync(dst, b, block, a, PROBE_BYTES, sb);
-    if (e == cudaSuccess) e = cudaStreamSynchronize(sb);
-    snprintf(r.copy_error, sizeof r.copy_error, "%s", cudaGetErrorName(e));
-    (void)cudaGetLastError();
     if (setup_failed(&r, "cudaSetDevice(b)", cudaSetDevice(b))) goto report;
-    if (cudaMemsetAsync(d_count, 0, sizeof *d_count, sb) == cudaSuccess) {
+    if (mode == 0) {
+        cudaError_t e = cudaMemcpyPeerAsync(dst, b, block, a, PROBE_BYTES, sb);
+        if (e == cudaSuccess) e = cudaStreamSynchronize(sb);
+        snprintf(r.copy_error, sizeof r.copy_error, "%s", cudaGetErrorName(e));
+        (void)cudaGetLastError();
+    } else if (cudaMemsetAsync(d_count, 0, sizeof *d_count, sb) == cudaSuccess) {
+        cudaError_t e;
         vl_count_mismatch_u32(block, n, 77, 1, d_count, sb); /* GPU b reads a's pool block */
         e = cudaStreamSynchronize(sb);
         if (e == cudaSuccess) e = cudaMemcpy(&r.mismatches, d_count, sizeof r.mismatches, cudaMemcpyDeviceToHost);
@@ -171,8 +175,10 @@ static void copy_rows(pair *x, const char *variant, const char *role, enum metho
             } else {
                 VL_CUDA_CHECK(cudaMemcpyAsync(host, src, bytes, cudaMemcpyDeviceToHost, x->sa));
                 VL_CUDA_CHECK(cudaStreamSynchronize(x->sa));
+                VL_CUDA_CHECK(cudaSetDevice(x->b));
                 VL_CUDA_CHECK(cudaMemcpyAsync(dst, host, bytes, cudaMemcpyHostToDevice, x->sb));
                 VL_CUDA_CHECK(cudaStreamSynchronize(x->sb));
+                VL_CUDA_CHECK(cudaSetDevice(x->a));
             }
             uint64_t t1 = vl_now_ns();
             if (r < 0) continue;
@@ -191,25 +197,37 @@ static void copy_rows(pair *x, const char *variant, const char *role, enum metho
     VL_CUDA_CHECK(cudaEventDestroy(e1));
 }
 
+/* One probe process; 1 when it reported. */
+static int run_probe(const pair *x, int set, int mode, probe_report *r, char *end_text, size_t len)
+{
+    char a[16], b[16], s[4], m[4];
+    snprintf(a, sizeof a, "%d", x->a);
+    snprintf(b, sizeof b, "%d", x->b);
+    snprintf(s, sizeof s, "%d", set);
+    snprintf(m, sizeof m, "%d", mode);
+    const char *args[] = {"pool-probe", a, b, s, m, NULL};
+    vl_child kid;
+    memset(r, 0, sizeof *r);
+    int got = vl_child_exec_self(&kid, args, CHANNEL_ENV) == 0 && vl_child_read(&kid, r, sizeof *r, 60000) == 1;
+    vl_child_end e = vl_child_wait(&kid, 20000);
+    if (!got) {
+        char t[48];
+        snprintf(end_text, len, " %s probe: %s", mode ? "kernel" : "copy", vl_child_end_text(e, t, sizeof t));
+    }
+    return got;
+}
+
 static void pool_section(pair *x)
 {
     for (int set = 0; set < 2; set++) {
-        char a[16], b[16], s[4];
-        snprintf(a, sizeof a, "%d", x->a);
-        snprintf(b, sizeof b, "%d", x->b);
-        snprintf(s, sizeof s, "%d", set);
-        const char *args[] = {"pool-probe", a, b, s, NULL};
-        vl_child kid;
-        probe_report r;
-        memset(&r, 0, sizeof r);
-        int got = vl_child_exec_self(&kid, args, CHANNEL_ENV) == 0 && vl_child_read(&kid, &r, sizeof r, 60000) == 1;
-        vl_child_end end = vl_child_wait(&kid, 20000);
-        char end_text[64];
-        vl_child_end_text(end, end_text, sizeof end_text);
-        const char *status = !got ? "no_report" : r.error[0] ? "error" : "ok";
+        probe_report rc, rk;
+        char why_c[64] = "", why_k[64] = "";
+        int got_c = run_probe(x, set, 0, &rc, why_c, sizeof why_c);
+        int got_k = run_probe(x, set, 1, &rk, why_k, sizeof why_k);
+        const char *status = !got_c || !got_k ? "no_report" : rc.error[0] || rk.error[0] ? "error" : "ok";
         vl_csv_row(x->p->csv, "pool,%s,%s,%s,%llu,,,,,,,,%d,%s,%s,%llu,%s%s%s", set ? "pool_set_access" : "no_pool_access",
-                   set ? "fixed" : "bad", status, (unsigned long long)PROBE_BYTES, r.flags, r.copy_error, r.kernel_error,
-                   (unsigned long long)r.mismatches, r.error, got ? "" : "probe: ", got ? "" : end_text);
+                   set ? "fixed" : "bad", status, (unsigned long long)PROBE_BYTES, rk.flags, rc.copy_error,
+                   rk.kernel_error, (unsigned long long)rk.mismatches, rc.error[0] ? rc.error : rk.error, why_c, why_k);
     }
 }
 
@@ -217,9 +235,9 @@ int main(int argc, char **argv)
 {
     if (getenv(CHANNEL_ENV)) { /* the pool probe */
         int fd = vl_child_fd_from_env(CHANNEL_ENV);
-        if (fd < 0 || argc < 5 || strcmp(argv[1], "pool-probe") != 0) return VL_EXIT_USAGE;
+        if (fd < 0 || argc < 6 || strcmp(argv[1], "pool-probe") != 0) return VL_EXIT_USAGE;
         unsetenv(CHANNEL_ENV);
-        return pool_probe(fd, atoi(argv[2]), atoi(argv[3]), atoi(argv[4]));
+        return pool_probe(fd, atoi(argv[2]), atoi(argv[3]), atoi(argv[4]), atoi(argv[5]));
     }
     int64_t peer = 1;
     uint64_t max_size = 1ull << 30;
