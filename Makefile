@@ -1,5 +1,6 @@
 # vramlab build. `make` builds every program into build/bin/, `make test` runs the
-# tests, `make bench` runs the suite on a GPU box (or its simulated part without one).
+# tests, `make bench` runs the suite on a GPU box (or its simulated part without one;
+# GPUS=all|0,1: the single-GPU suite once per GPU into results/<run-id>/gpu<N>/).
 # Sources are found by folder, so adding a scenario, bench or test needs no edit here:
 #   lib/**/*.c, lib/kernels/*.cu -> build/lib/libvramlab.a
 #   scenarios/NAME.c, bench/NAME.c -> build/bin/NAME
@@ -126,7 +127,7 @@ test: setup
 	@scripts/run-tests.sh $(BUILD) $(TEST_EXTRA_TARGETS)
 
 bench: programs
-	@scripts/bench.sh $(if $(QUICK),--quick) $(if $(RUN),--run-id $(RUN)) $(if $(REPEAT),--repeat $(REPEAT))
+	@scripts/bench.sh $(if $(QUICK),--quick) $(if $(RUN),--run-id $(RUN)) $(if $(REPEAT),--repeat $(REPEAT)) $(if $(GPUS),--gpus $(GPUS))
 
 plots:
 	@scripts/plots.sh $(RUN)

@@ -87,7 +87,7 @@ struct vl_device {
     void *impl;
 };
 
-/* Opens "cuda" / "cuda:device=N" / "sim[:capacity=80GiB,granularity=2MiB,...]".
+/* Opens "cuda" / "cuda:device=N" (or "cuda:N": the ordinal is positional) / "sim[:capacity=80GiB,granularity=2MiB,...]".
  * Returns NULL with a reason in err and *status set to VL_EXIT_USAGE (bad SPEC)
  * or VL_EXIT_SKIP (no CUDA device or driver). */
 vl_device *vl_device_open(const char *spec, int *status, char *err, size_t errlen);

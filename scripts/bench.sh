@@ -11,7 +11,8 @@
 # the machine spreads over all programs instead of landing on the last ones.
 #
 # Suite lines (tab-separated): program  devices  allocs  args  quick_args  [label]
-#   devices: cuda | sim | "cuda sim";  allocs: SPECs, @all, @peers, or - (no --alloc);  args: - for none
+#   devices: cuda | sim | "cuda sim" | multi (cuda, using every GPU; skips itself with 77 on one)
+#   allocs: SPECs, @all, @peers, or - (no --alloc);  args: - for none
 #   (@all: vramlab's own and the CUDA allocators; @peers: PyTorch's and RMM's, each skipped
 #   where its shim is not built)
 #   label: names the line's CSVs (<program>.<label>.<alloc>...) when a program has several lines
@@ -26,9 +27,15 @@
 #   --out DIR     write into DIR instead of results/<run-id>
 #   --device-info CSV  what device_info wrote earlier in this session (scripts/ab runs it
 #                 once, not once per pass: a CUDA context costs each pass time)
+#   --device SPEC every cuda line runs with --device SPEC (cuda:N: on GPU N); lines whose
+#                 devices column is `multi` (programs that use several GPUs) are left out
+#   --gpus all|N[,N...]  (make bench GPUS=...) the single-GPU suite once per GPU into
+#                 <out>/gpu<N>/ (each a complete results folder, for scripts/compare
+#                 <out>/gpu0 <out>/gpu1), then the `multi` lines once into <out>/multigpu/
 set -u
 cd "$(dirname "$0")/.."
-quick=0 run_id= only= repeat=1 out= alloc_override= bin=build/bin plots=1 known_info=
+quick=0 run_id= only= repeat=1 out= alloc_override= bin=build/bin plots=1 known_info= device_override= gpus= multi_only=0
+args_in=("$@")
 while [ $# -gt 0 ]; do
     case $1 in
     --quick) quick=1 ;;
@@ -40,12 +47,17 @@ while [ $# -gt 0 ]; do
     --bin) bin=${2:?--bin needs a folder}; shift ;;
     --no-plots) plots=0 ;;
     --device-info) known_info=${2:?--device-info needs a file}; shift ;;
+    --device) device_override=${2:?--device needs a SPEC}; shift ;;
+    --gpus) gpus=${2:?--gpus needs all or a list of ordinals}; shift ;;
+    --multi-only) multi_only=1 ;; # internal: the `multi` lines alone (the last step of --gpus)
     *) echo "bench.sh: unknown option '$1'" >&2; exit 2 ;;
     esac
     shift
 done
 [[ $repeat =~ ^[1-9][0-9]*$ ]] || { echo "bench.sh: --repeat needs a positive count, not '$repeat'" >&2; exit 2; }
 [ -x "$bin/device_info" ] || { echo "bench.sh: no programs in '$bin' (build them with make)" >&2; exit 2; }
+[ -z "$gpus" ] || [[ $gpus =~ ^(all|[0-9]+(,[0-9]+)*)$ ]] || { echo "bench.sh: --gpus needs all or N[,N...], not '$gpus'" >&2; exit 2; }
+[ -z "$gpus" ] || [ -z "$device_override" ] || { echo "bench.sh: --gpus and --device exclude each other" >&2; exit 2; }
 ALL_ALLOCS="raw async caching caching:segments=expandable"
 PEER_ALLOCS="torch torch:expandable_segments=1 rmm:pool rmm:async rmm:arena rmm:binning"
 
@@ -55,7 +67,7 @@ if [ -n "$known_info" ]; then
     cp "$known_info" "$info" 2>/tmp/vl-device-why && grep -q '^# gpu: ' "$info"
     [ $? = 0 ] && di_status=0 || { di_status=77; echo "device_info: $known_info names no GPU" >/tmp/vl-device-why; }
 else
-    $bin/device_info -o "$info" 2>/tmp/vl-device-why
+    $bin/device_info ${device_override:+--device "$device_override"} -o "$info" 2>/tmp/vl-device-why
     di_status=$?
 fi
 case $di_status in
@@ -70,6 +82,36 @@ rev=${VL_GIT_REV:-$(git rev-parse --short=8 HEAD 2>/dev/null || echo norev)}
 run_id=$(basename "$out")
 mkdir -p "$out"
 
+# --gpus: this script again, once per GPU (with --device cuda:N, into gpu<N>/), then the
+# lines that use several GPUs once. device_info answers 77 for an ordinal that is not there.
+if [ -n "$gpus" ] && [ "$have_gpu" = 1 ]; then
+    if [ "$gpus" = all ]; then
+        list=()
+        for ((g = 0; g < 64; g++)); do
+            $bin/device_info --device "cuda:$g" -o /dev/null 2>/dev/null || break
+            list+=("$g")
+        done
+    else
+        IFS=, read -ra list <<<"$gpus"
+    fi
+    [ ${#list[@]} -gt 0 ] || { echo "bench: --gpus $gpus: no such GPU" >&2; exit 2; }
+    pass=() skip_next=0
+    for a in "${args_in[@]}"; do # the caller's options without --gpus/--out/--run-id
+        if [ "$skip_next" = 1 ]; then skip_next=0; continue; fi
+        case $a in --gpus|--out|--run-id) skip_next=1; continue ;; esac
+        pass+=("$a")
+    done
+    status=0
+    for g in "${list[@]}"; do
+        echo "== bench: GPU $g -> $out/gpu$g"
+        "$0" "${pass[@]}" --device "cuda:$g" --out "$out/gpu$g" || status=1
+    done
+    echo "== bench: the multi-GPU lines -> $out/multigpu"
+    "$0" "${pass[@]}" --multi-only --out "$out/multigpu" || status=1
+    echo "bench: per-GPU results in $out/gpu{$(IFS=,; echo "${list[*]}")}; compare two with: scripts/compare $out/gpu${list[0]} $out/gpu${list[-1]}"
+    exit $status
+fi
+
 # Expand the suite into one job per (program, device, allocator).
 jobs=()
 for suite in scripts/suite.d/*.tsv; do
@@ -81,7 +123,10 @@ for suite in scripts/suite.d/*.tsv; do
         allocs=${allocs//@peers/$PEER_ALLOCS}
         [ -n "$alloc_override" ] && [ "$allocs" != - ] && allocs=$alloc_override
         for dev in $devices; do
-            [ "$dev" = cuda ] && [ "$have_gpu" = 0 ] && continue
+            [ "$multi_only" = 1 ] && [ "$dev" != multi ] && continue
+            [ "$dev" = multi ] && [ -n "$device_override" ] && continue
+            [ "$dev" != sim ] && [ "$have_gpu" = 0 ] && continue
+            [ "$dev" = sim ] && [ -n "$device_override" ] && continue
             [ "$dev" = sim ] && [ -n "$alloc_override" ] && [[ $alloc_override != caching* ]] && continue
             for alloc in $allocs; do
                 jobs+=("$prog"$'\t'"$dev"$'\t'"$alloc"$'\t'"$args"$'\t'"$qargs"$'\t'"$label")
@@ -136,6 +181,7 @@ run_pass() {
         cmd=("$bin/$prog" -o "$csv")
         [ "$alloc" != - ] && cmd+=(--alloc "$alloc")
         [ "$dev" = sim ] && cmd+=(--device sim)
+        [ "$dev" = cuda ] && [ -n "$device_override" ] && cmd+=(--device "$device_override")
         if [ "$quick" = 1 ]; then
             cmd+=(--quick)
             [ "$qargs" != - ] && [ -n "$qargs" ] && read -ra extra <<<"$qargs" && cmd+=("${extra[@]}")

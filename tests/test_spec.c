@@ -107,11 +107,34 @@ static void test_device_specs(void **state)
     assert_int_equal(vl_device_spec_check("sim:capacity=lots", err, sizeof err), -1);
 }
 
+/* --device cuda:N is the short form of cuda:device=N (the ordinal is the positional
+ * option), so that every program runs on a chosen GPU. */
+static void test_device_ordinal_shorthand(void **state)
+{
+    (void)state;
+    char err[256];
+    vl_spec s;
+    assert_int_equal(vl_device_spec_parse("cuda:1", &s, err, sizeof err), 0);
+    assert_string_equal(s.name, "cuda");
+    assert_int_equal(vl_spec_int(&s, "device"), 1);
+    assert_true(vl_spec_given(&s, "device"));
+    assert_int_equal(vl_device_spec_parse("cuda:3,vmm=0", &s, err, sizeof err), 0);
+    assert_int_equal(vl_spec_int(&s, "device"), 3);
+    assert_int_equal(vl_spec_bool(&s, "vmm"), 0);
+    assert_int_equal(vl_device_spec_parse("cuda:device=2", &s, err, sizeof err), 0);
+    assert_int_equal(vl_spec_int(&s, "device"), 2);
+    assert_int_equal(vl_device_spec_parse("cuda", &s, err, sizeof err), 0);
+    assert_int_equal(vl_spec_int(&s, "device"), 0);
+    assert_int_equal(vl_device_spec_check("cuda:one", err, sizeof err), -1);
+    assert_int_equal(vl_device_spec_check("cuda:1,device=2", err, sizeof err), -1);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_defaults),     cmocka_unit_test(test_values),       cmocka_unit_test(test_errors),
         cmocka_unit_test(test_alloc_specs), cmocka_unit_test(test_device_specs),
+        cmocka_unit_test(test_device_ordinal_shorthand),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -24,7 +24,7 @@
 #include "exitcodes.h"
 
 const vl_option_doc vl_device_cuda_options[] = {
-    {.key = "device", .kind = VL_OPT_INT, .default_value = "0", .help = "CUDA device ordinal", .positional = 1},
+    {.key = "device", .kind = VL_OPT_INT, .default_value = "0", .help = "CUDA device ordinal (cuda:N is short for cuda:device=N)", .positional = 1},
     {.key = "vmm", .kind = VL_OPT_BOOL, .default_value = "1",
      .help = "use the driver's virtual-memory API where the GPU supports it (0: report it unsupported)"},
     {.key = NULL},

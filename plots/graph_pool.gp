@@ -1,0 +1,42 @@
+# graph_pool: memory held by CUDA graphs (scenarios/graph_pool.c).
+# (a) graph memory reserved (cudaGraphMemAttrReservedMemCurrent) by graph count: one
+#     graph per shape kept (bad), destroyed and trimmed (fixed), one graph of the
+#     largest shape (fixed). First CSV (the graph sections do not depend on --alloc).
+# (b) the caching allocator inside a capture: corrupted elements after a replay, per
+#     allocator: buffer freed during capture (bad) vs kept for the graph's life (fixed).
+load 'plots/common.gp'
+set terminal pngcairo size 1400,650 noenhanced font 'DejaVu Sans,10'
+set output out
+set datafile columnheaders
+set multiplot layout 1,2 title "graph_pool: memory held by CUDA graphs"
+MiB = 1024.0 * 1024
+array V[3] = ['graph_per_shape', 'destroy_and_trim', 'one_graph_max']
+array C[3] = ['red', 'forest-green', 'blue']
+file1 = word(files, 1)
+
+set title '(a) graph memory reserved'
+set xlabel 'graphs captured (one per shape)'
+set xtics 1
+set ylabel 'MiB'
+set yrange [0:*]
+set key inside left top
+plot for [v=1:3] file1 using (strcol('section') eq 'graph_mem' && strcol('variant') eq V[v] ? column('graphs') : NaN):(column('graph_reserved_bytes') / MiB) \
+         with linespoints lw 2 pt 7 lc rgb C[v] title V[v]
+
+set title '(b) allocator used inside a capture'
+set datafile nocolumnheaders
+set xlabel ''
+set ylabel 'corrupted elements after a replay'
+set style data histograms
+set style histogram clustered gap 1
+set style fill solid 0.8 border -1
+set xtics rotate by -20
+sumcol(f, var) = system(sprintf("awk -F, '/^#/{next} !h{for(i=1;i<=NF;i++)c[$i]=i;h=1;next} $c[\"section\"]==\"capture\" && $c[\"variant\"]==\"%s\" {s+=$c[\"corrupted_elements\"]} END{print s+0}' %s", var, f))
+set print $cap
+do for [i=1:nfiles] {
+    f = word(files, i)
+    print sprintf("%s,%g,%g", word(labels, i), sumcol(f, "free_in_capture") + 0, sumcol(f, "private_block") + 0)
+}
+set print
+plot $cap using 2:xtic(1) title 'freed during capture (bad)' lc rgb 'red', '' using 3 title 'kept for the graph (fixed)' lc rgb 'forest-green'
+unset multiplot
