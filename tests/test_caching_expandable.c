@@ -10,6 +10,7 @@
 #include "test_caching_helpers.h"
 
 #include "rng.h"
+#include "support/test_main.h"
 
 /* 16 x 4 MiB fill the 64 MiB device, so the pool's first range (as large as the device)
  * is mapped end to end; every other block is freed: 32 MiB free in 4 MiB holes. */
@@ -151,13 +152,7 @@ static void test_multi_stream_loop_maps_nothing_per_step(void **state)
     close_all_returned(d, a);
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_large_request_opens_a_further_range),
-        cmocka_unit_test(test_pressure_takes_other_streams_chunks_without_a_flush),
-        cmocka_unit_test(test_churn_over_the_whole_device_fails_only_when_memory_is_short),
-        cmocka_unit_test(test_multi_stream_loop_maps_nothing_per_step),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+VL_TEST_MAIN(cmocka_unit_test(test_large_request_opens_a_further_range),
+             cmocka_unit_test(test_pressure_takes_other_streams_chunks_without_a_flush),
+             cmocka_unit_test(test_churn_over_the_whole_device_fails_only_when_memory_is_short),
+             cmocka_unit_test(test_multi_stream_loop_maps_nothing_per_step))

@@ -22,6 +22,7 @@
 #include "rng.h"
 #include "support/env.h"
 #include "support/live_ranges.h"
+#include "support/test_main.h"
 
 typedef struct config {
     const char *device;
@@ -258,17 +259,10 @@ static void test_threads_expandable(void **state)
     run_threads("caching:segments=expandable");
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test_prestate(test_random_ops, (void *)&configs[0]),
-        cmocka_unit_test_prestate(test_random_ops, (void *)&configs[1]),
-        cmocka_unit_test_prestate(test_random_ops, (void *)&configs[2]),
-        cmocka_unit_test_prestate(test_random_ops, (void *)&configs[3]),
-        cmocka_unit_test_prestate(test_random_ops, (void *)&configs[4]),
-        cmocka_unit_test_prestate(test_random_ops, (void *)&configs[5]),
-        cmocka_unit_test(test_threads_classic),
-        cmocka_unit_test(test_threads_expandable),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+VL_TEST_MAIN(cmocka_unit_test_prestate(test_random_ops, (void *)&configs[0]),
+             cmocka_unit_test_prestate(test_random_ops, (void *)&configs[1]),
+             cmocka_unit_test_prestate(test_random_ops, (void *)&configs[2]),
+             cmocka_unit_test_prestate(test_random_ops, (void *)&configs[3]),
+             cmocka_unit_test_prestate(test_random_ops, (void *)&configs[4]),
+             cmocka_unit_test_prestate(test_random_ops, (void *)&configs[5]), cmocka_unit_test(test_threads_classic),
+             cmocka_unit_test(test_threads_expandable))

@@ -14,6 +14,7 @@
 #include "cli.h"
 #include "exitcodes.h"
 #include "spec.h"
+#include "support/test_main.h"
 
 static int64_t reps, step;
 static uint64_t max_size;
@@ -136,12 +137,4 @@ static void test_same_rejection(void **state)
     assert_non_null(strstr(err, "must be one of uniform|log-uniform"));
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_quick_rules),
-        cmocka_unit_test(test_enum),
-        cmocka_unit_test(test_same_rejection),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+VL_TEST_MAIN(cmocka_unit_test(test_quick_rules), cmocka_unit_test(test_enum), cmocka_unit_test(test_same_rejection))

@@ -18,6 +18,7 @@
 #include "exitcodes.h"
 #include "kernels/pattern.h"
 #include "kernels/spin.h"
+#include "support/test_main.h"
 
 /* Opens through the cuda implementation itself (the unit under test); NULL with
  * *status set when status is given, else a failure. */
@@ -293,18 +294,9 @@ static void test_failures_are_returned_not_exits(void **state)
     vl_device_close(d);
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_driver_version_format),
-        cmocka_unit_test(test_open_describes_the_device),
-        cmocka_unit_test(test_missing_ordinal_is_a_skip),
-        cmocka_unit_test(test_plain_alloc_round_trip_and_oom),
-        cmocka_unit_test(test_vmm_map_round_trip_and_release),
-        cmocka_unit_test(test_vmm_disabled_by_option),
-        cmocka_unit_test(test_event_completes_after_the_work_before_it),
-        cmocka_unit_test(test_unmap_after_event_and_remap_kept_memory),
-        cmocka_unit_test(test_failures_are_returned_not_exits),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+VL_TEST_MAIN(cmocka_unit_test(test_driver_version_format), cmocka_unit_test(test_open_describes_the_device),
+             cmocka_unit_test(test_missing_ordinal_is_a_skip), cmocka_unit_test(test_plain_alloc_round_trip_and_oom),
+             cmocka_unit_test(test_vmm_map_round_trip_and_release), cmocka_unit_test(test_vmm_disabled_by_option),
+             cmocka_unit_test(test_event_completes_after_the_work_before_it),
+             cmocka_unit_test(test_unmap_after_event_and_remap_kept_memory),
+             cmocka_unit_test(test_failures_are_returned_not_exits))

@@ -17,6 +17,7 @@
 #include "alloc.h"
 #include "cuda/peer_backend.h"
 #include "exitcodes.h"
+#include "support/test_main.h"
 
 /* Opens only what the backend needs from a device: not simulated, an ordinal. */
 static vl_device gpu_like = {.simulated = 0, .ordinal = 0};
@@ -195,15 +196,6 @@ static void test_torch_settings_reach_c10(void **state)
     assert_non_null(strstr(err, "one torch setting per process"));
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_torch_specs),
-        cmocka_unit_test(test_rmm_specs),
-        cmocka_unit_test(test_help_lists_peers),
-        cmocka_unit_test(test_missing_peer_skips),
-        cmocka_unit_test(test_forwards_to_the_shim),
-        cmocka_unit_test(test_torch_settings_reach_c10),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+VL_TEST_MAIN(cmocka_unit_test(test_torch_specs), cmocka_unit_test(test_rmm_specs),
+             cmocka_unit_test(test_help_lists_peers), cmocka_unit_test(test_missing_peer_skips),
+             cmocka_unit_test(test_forwards_to_the_shim), cmocka_unit_test(test_torch_settings_reach_c10))

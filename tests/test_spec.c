@@ -9,6 +9,7 @@
 #include "alloc.h"
 #include "device.h"
 #include "spec.h"
+#include "support/test_main.h"
 
 static const vl_opt opts[] = {
     {.name = "path", .kind = VL_OPT_STRING, .help = "a file", .positional = 1},
@@ -109,11 +110,5 @@ static void test_device_specs(void **state)
     assert_int_equal(vl_device_spec_check("sim:capacity=lots", err, sizeof err), -1);
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_defaults),     cmocka_unit_test(test_values),       cmocka_unit_test(test_errors),
-        cmocka_unit_test(test_alloc_specs), cmocka_unit_test(test_device_specs),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+VL_TEST_MAIN(cmocka_unit_test(test_defaults), cmocka_unit_test(test_values), cmocka_unit_test(test_errors),
+             cmocka_unit_test(test_alloc_specs), cmocka_unit_test(test_device_specs))
