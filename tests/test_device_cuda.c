@@ -50,6 +50,18 @@ static vl_device *open_or_skip(const char *spec)
     return open_cuda(spec, NULL);
 }
 
+/* The VMM tests: a GPU without the driver's virtual-memory API skips them. */
+static vl_device *open_vmm_or_skip(void)
+{
+    vl_device *d = open_or_skip("cuda");
+    if (!d->vmm_supported) {
+        vl_device_close(d);
+        print_message("this GPU has no VMM support\n");
+        skip();
+    }
+    return d;
+}
+
 /* lib/device/cuda.c: the driver version string (runs without a GPU). */
 void vl_cuda_driver_version_format(const char *module_text, int cuda_version, char *out, size_t len);
 
@@ -149,12 +161,7 @@ static void test_plain_alloc_round_trip_and_oom(void **state)
 static void test_vmm_map_round_trip_and_release(void **state)
 {
     (void)state;
-    vl_device *d = open_or_skip("cuda");
-    if (!d->vmm_supported) {
-        vl_device_close(d);
-        print_message("this GPU has no VMM support\n");
-        skip();
-    }
+    vl_device *d = open_vmm_or_skip();
     const size_t g = d->granularity;
     const size_t range = 8 * g;
     void *va = NULL;
@@ -239,11 +246,7 @@ static void test_event_completes_after_the_work_before_it(void **state)
 static void test_unmap_after_event_and_remap_kept_memory(void **state)
 {
     (void)state;
-    vl_device *d = open_or_skip("cuda");
-    if (!d->vmm_supported) {
-        vl_device_close(d);
-        skip();
-    }
+    vl_device *d = open_vmm_or_skip();
     const size_t g = d->granularity;
     void *va = NULL;
     assert_int_equal(d->ops->va_reserve(d, 2 * g, &va), VL_DEV_OK);

@@ -32,6 +32,17 @@ static void use_fake_peers(void)
     setenv("VL_PEER_DIR", dir, 1);
 }
 
+/* Opens spec on the fake peers (an open that fails ends the test). */
+static vl_allocator *open_on_fake_peers(const char *spec)
+{
+    char err[600] = "";
+    int status = 0;
+    use_fake_peers();
+    vl_allocator *a = vl_alloc_open(spec, &gpu_like, &status, err, sizeof err);
+    if (!a) fail_msg("open %s: %s", spec, err);
+    return a;
+}
+
 static void parses(const char *spec)
 {
     char err[300] = "";
@@ -147,9 +158,7 @@ static void test_forwards_to_the_shim(void **state)
     (void)state;
     char err[600] = "";
     int status = 0;
-    use_fake_peers();
-    vl_allocator *a = vl_alloc_open("rmm:pool,initial=4KiB", &gpu_like, &status, err, sizeof err);
-    if (!a) fail_msg("open: %s", err);
+    vl_allocator *a = open_on_fake_peers("rmm:pool,initial=4KiB");
     vl_alloc_stats st;
     vl_alloc_stats_get(a, &st);
     assert_int_equal(st.reserved_bytes, 4096);
@@ -183,9 +192,7 @@ static void test_torch_settings_reach_c10(void **state)
     (void)state;
     char err[600] = "";
     int status = 0;
-    use_fake_peers();
-    vl_allocator *a = vl_alloc_open("torch:expandable_segments=1", &gpu_like, &status, err, sizeof err);
-    if (!a) fail_msg("open: %s", err);
+    vl_allocator *a = open_on_fake_peers("torch:expandable_segments=1");
     assert_string_equal(getenv("PYTORCH_CUDA_ALLOC_CONF"), "backend:native,expandable_segments:True");
     vl_alloc_close(a);
     a = vl_alloc_open("torch:backend=native,expandable_segments=1", &gpu_like, &status, err, sizeof err);
