@@ -41,6 +41,15 @@ typedef enum vl_opt_quick {
     VL_QUICK_DEFAULT   /* quick replaces the default; a given value stays */
 } vl_opt_quick;
 
+/* C++ program tables (bench/torch) are written positionally under -Wextra -Werror, which
+ * there reports every field left out: the SPEC-only fields get default member
+ * initializers in C++, so those tables need not spell them out. */
+#ifdef __cplusplus
+#define VL_OPT_SPEC_ONLY = {}
+#else
+#define VL_OPT_SPEC_ONLY
+#endif
+
 /* The field order is that of the program tables ({"slots", VL_CLI_INT, &slots, "help",
  * 1, 1e9, VL_QUICK_AT_MOST, "1000"}), so they are written positionally; the fields a
  * SPEC table needs come last and are named (.default_value = "2MiB"). */
@@ -53,9 +62,9 @@ typedef struct vl_opt {
     vl_opt_quick quick;      /* with --quick: what quick_value does (command line only) */
     const char *quick_value; /* written as on the command line ("64MiB", "1,4") */
     const char *choices;     /* VL_OPT_ENUM: "a|b|c" */
-    const char *default_value; /* SPEC: the default as text; NULL: absent unless given */
-    int positional;          /* SPEC: may be given bare as the first item */
-    int required;            /* SPEC: must be given */
+    const char *default_value VL_OPT_SPEC_ONLY; /* SPEC: the default as text; NULL: absent unless given */
+    int positional VL_OPT_SPEC_ONLY;            /* SPEC: may be given bare as the first item */
+    int required VL_OPT_SPEC_ONLY;              /* SPEC: must be given */
 } vl_opt;
 
 /* A checked value, in the field its kind uses. */
