@@ -38,7 +38,6 @@ static const vl_cli_opt options[] = {
 static const vl_program_def def = {
     .summary = "alloc and free latency by size (median, p99, IQR) for one allocator",
     .default_alloc = "raw",
-    .needs_cuda = 0,
     .options = options,
 };
 

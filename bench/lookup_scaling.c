@@ -72,7 +72,6 @@ static void check_options(vl_cli *cli)
 static const vl_program_def def = {
     .summary = "allocation latency as cached blocks and streams grow (size-class, stream and pointer lookups)",
     .default_alloc = "caching",
-    .needs_cuda = 0,
     .options = options,
     .check_options = check_options,
 };

@@ -43,7 +43,6 @@ static void check_options(vl_cli *cli)
 static const vl_program_def def = {
     .summary = "random allocations and frees (RMM random_allocations): ns per op, percentiles, peak reserved",
     .default_alloc = "caching",
-    .needs_cuda = 0,
     .options = options,
     .check_options = check_options,
 };

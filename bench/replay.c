@@ -37,7 +37,6 @@ static void load_trace(vl_cli *cli);
 static const vl_program_def def = {
     .summary = "replay an allocation trace against an allocator: ops/s, latency, peak reserved/allocated",
     .default_alloc = "caching",
-    .needs_cuda = 0,
     .options = options,
     .check_options = load_trace,
 };

@@ -96,7 +96,7 @@ static inline void vl_byte_counter_reset_peak(vl_byte_counter *c)
 typedef struct vl_alloc_backend {
     const char *name;
     const char *summary;               /* one line for --alloc help */
-    const vl_option_doc *options;      /* terminated by {NULL} */
+    const vl_opt *options;      /* terminated by {NULL} */
     int needs_cuda;                    /* 0: also runs on a simulated device */
     /* 1: get_stats fills requested_*, allocs, frees and ooms itself (it knows each
      * block's size); 0: the statistics adaptor counts them around alloc and free. */

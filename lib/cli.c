@@ -2,7 +2,6 @@
 #include "cli.h"
 
 #include <errno.h>
-#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,7 +10,6 @@
 #include "alloc.h"
 #include "device.h"
 #include "exitcodes.h"
-#include "size.h"
 
 void vl_one_line(char *text)
 {
@@ -31,19 +29,6 @@ void vl_cli_usage_error(const vl_cli *cli, const char *fmt, ...)
     exit(VL_EXIT_USAGE);
 }
 
-static void print_default(const vl_cli_opt *o)
-{
-    char buf[64];
-    switch (o->kind) {
-    case VL_CLI_FLAG: printf("off"); break;
-    case VL_CLI_INT: printf("%lld", (long long)*(int64_t *)o->target); break;
-    case VL_CLI_SIZE: printf("%s", vl_format_size(*(uint64_t *)o->target, buf, sizeof buf)); break;
-    case VL_CLI_DOUBLE: printf("%g", *(double *)o->target); break;
-    case VL_CLI_STRING:
-    case VL_CLI_ENUM: printf("%s", *(const char **)o->target ? *(const char **)o->target : "(none)"); break;
-    }
-}
-
 static void print_help(const vl_cli *cli, const vl_cli_opt *extra)
 {
     printf("usage: %s [options]\n%s\n\ncommon options:\n", cli->prog, cli->summary ? cli->summary : "");
@@ -59,91 +44,29 @@ static void print_help(const vl_cli *cli, const vl_cli_opt *extra)
     if (extra && extra->name) {
         printf("\nprogram options:\n");
         for (const vl_cli_opt *o = extra; o->name; o++) {
-            static const char *const arg[] = {"", " N", " SIZE", " X", " TEXT", " TEXT"};
-            char left[64];
+            /* tests/bad_input/run.sh finds the options of each kind by these words */
+            static const char *const arg[] = {
+                [VL_OPT_FLAG] = "", [VL_OPT_INT] = " N", [VL_OPT_SIZE] = " SIZE", [VL_OPT_DOUBLE] = " X",
+                [VL_OPT_STRING] = " TEXT", [VL_OPT_ENUM] = " TEXT", [VL_OPT_BOOL] = " 0|1"};
+            char left[64], def[64];
             snprintf(left, sizeof left, "--%s%s", o->name, arg[o->kind]);
-            printf("  %-19s %s (default ", left, o->help ? o->help : "");
-            print_default(o);
-            printf(")\n");
+            vl_opt_default_text(o, def, sizeof def);
+            printf("  %-19s %s (default %s)\n", left, o->help ? o->help : "", def);
         }
     }
     printf("\nexit status: 0 ok, 1 failure, 2 usage error, 77 skipped (no CUDA device)\n");
 }
 
-static int is_choice(const char *choices, const char *value)
-{
-    size_t len = strlen(value);
-    for (const char *c = choices; c && *c;) {
-        const char *bar = strchr(c, '|');
-        size_t n = bar ? (size_t)(bar - c) : strlen(c);
-        if (n == len && strncmp(c, value, n) == 0) return 1;
-        c = bar ? bar + 1 : c + n;
-    }
-    return 0;
-}
-
-/* "a|b|c" -> "a, b or c" */
-static void choices_in_words(const char *choices, char *buf, size_t buflen)
-{
-    size_t used = 0;
-    buf[0] = '\0';
-    for (const char *c = choices; c && *c && used < buflen;) {
-        const char *bar = strchr(c, '|');
-        size_t n = bar ? (size_t)(bar - c) : strlen(c);
-        const char *sep = c == choices ? "" : bar ? ", " : " or ";
-        used += (size_t)snprintf(buf + used, buflen - used, "%s%.*s", sep, (int)n, c);
-        c = bar ? bar + 1 : c + n;
-    }
-}
-
-static void check_range(const vl_cli *cli, const vl_cli_opt *o, double v, const char *text)
-{
-    double lo = o->min, hi = o->max;
-    if (lo == 0 && hi == 0) {
-        if (v < 0) vl_cli_usage_error(cli, "--%s %s: must not be negative", o->name, text);
-        return;
-    }
-    if (v < lo || v > hi) vl_cli_usage_error(cli, "--%s %s: out of range [%g, %g]", o->name, text, lo, hi);
-}
-
+/* Every value goes through the checker SPEC options use (lib/opt.c), so a value is
+ * rejected for the same reason on the command line and in a SPEC. */
 static void set_option(const vl_cli *cli, const vl_cli_opt *o, const char *value)
 {
-    char *end;
-    char why[160];
-    switch (o->kind) {
-    case VL_CLI_FLAG: *(int *)o->target = 1; return;
-    case VL_CLI_INT: {
-        errno = 0;
-        long long v = strtoll(value, &end, 10);
-        if (!*value || *end || errno) vl_cli_usage_error(cli, "--%s '%s' is not an integer", o->name, value);
-        check_range(cli, o, (double)v, value);
-        *(int64_t *)o->target = v;
-        return;
-    }
-    case VL_CLI_SIZE: {
-        uint64_t v;
-        if (vl_parse_size(value, &v, why, sizeof why) != 0) vl_cli_usage_error(cli, "--%s: %s", o->name, why);
-        check_range(cli, o, (double)v, value);
-        *(uint64_t *)o->target = v;
-        return;
-    }
-    case VL_CLI_DOUBLE: {
-        errno = 0;
-        double v = strtod(value, &end);
-        if (!*value || *end || errno || !isfinite(v)) vl_cli_usage_error(cli, "--%s '%s' is not a number", o->name, value);
-        check_range(cli, o, v, value);
-        *(double *)o->target = v;
-        return;
-    }
-    case VL_CLI_STRING: *(const char **)o->target = value; return;
-    case VL_CLI_ENUM:
-        if (!is_choice(o->choices, value)) {
-            choices_in_words(o->choices, why, sizeof why);
-            vl_cli_usage_error(cli, "--%s: expected %s, not '%s'", o->name, why, value);
-        }
-        *(const char **)o->target = value;
-        return;
-    }
+    vl_opt_value v = {0};
+    char why[256];
+    if (o->kind != VL_OPT_FLAG && vl_opt_parse_value(o, value, &v, why, sizeof why) != 0)
+        vl_cli_usage_error(cli, "--%s: %s", o->name, why);
+    if (o->kind == VL_OPT_FLAG) v.integer = 1; /* a bare --name */
+    vl_opt_store(o, value, &v);
 }
 
 /* Whether the numeric option's value lies beyond quick's in the rule's direction. */
@@ -151,16 +74,16 @@ static int beyond(const vl_cli_opt *o, const void *now, const void *quick)
 {
     int more;
     switch (o->kind) {
-    case VL_CLI_INT: more = *(const int64_t *)now > *(const int64_t *)quick; break;
-    case VL_CLI_SIZE: more = *(const uint64_t *)now > *(const uint64_t *)quick; break;
-    case VL_CLI_DOUBLE: more = *(const double *)now > *(const double *)quick; break;
+    case VL_OPT_INT: more = *(const int64_t *)now > *(const int64_t *)quick; break;
+    case VL_OPT_SIZE: more = *(const uint64_t *)now > *(const uint64_t *)quick; break;
+    case VL_OPT_DOUBLE: more = *(const double *)now > *(const double *)quick; break;
     default: return 0;
     }
     int same = memcmp(now, quick, 8) == 0;
     return o->quick == VL_QUICK_AT_MOST ? more : !more && !same;
 }
 
-/* --quick: a shorter run by each option's own rule (see vl_cli_quick). */
+/* --quick: a shorter run by each option's own rule (see vl_opt_quick). */
 static void apply_quick(const vl_cli *cli, const vl_cli_opt *o, int given)
 {
     if (o->quick == VL_QUICK_KEEP || !o->quick_value) return;
@@ -168,6 +91,7 @@ static void apply_quick(const vl_cli *cli, const vl_cli_opt *o, int given)
         if (!given) set_option(cli, o, o->quick_value);
         return;
     }
+    if (o->kind != VL_OPT_INT && o->kind != VL_OPT_SIZE && o->kind != VL_OPT_DOUBLE) return; /* no order */
     unsigned char now[8], quick[8]; /* an int64_t, uint64_t or double */
     memcpy(now, o->target, sizeof now);
     set_option(cli, o, o->quick_value);
@@ -219,7 +143,7 @@ void vl_cli_parse(vl_cli *cli, int argc, char **argv, const vl_cli_opt *extra,
         const vl_cli_opt *o = NULL;
         for (const vl_cli_opt *e = extra; e && e->name; e++)
             if (strcmp(e->name, name) == 0) o = e;
-        int is_flag = strcmp(name, "quick") == 0 || (o && o->kind == VL_CLI_FLAG);
+        int is_flag = strcmp(name, "quick") == 0 || (o && o->kind == VL_OPT_FLAG);
         int is_common = strcmp(name, "alloc") == 0 || strcmp(name, "device") == 0 || strcmp(name, "output") == 0 ||
                         strcmp(name, "seed") == 0 || strcmp(name, "quick") == 0;
         if (!o && !is_common) vl_cli_usage_error(cli, "unknown option '%s'", arg);

@@ -1,8 +1,8 @@
 /* The command line every vramlab program shares, plus each program's own options.
  *
  * Common options: --alloc SPEC, --device SPEC, -o/--output FILE, --quick, --seed N,
- * --help. A program adds its own with a vl_cli_opt table. Unknown flags and bad
- * values print one line and exit with VL_EXIT_USAGE; --help prints usage and exits 0.
+ * --help. A program adds its own with a vl_cli_opt (= vl_opt, lib/opt.h) table. Unknown
+ * flags and bad values print one line and exit with VL_EXIT_USAGE; --help prints usage and exits 0.
  * --alloc and --device SPECs are parsed here once, before any device work; the parsed
  * forms (vl_cli.alloc, vl_cli.device) go on to the opening calls. */
 #ifndef VL_CLI_H
@@ -10,35 +10,12 @@
 
 #include <stdint.h>
 
+#include "opt.h"
 #include "spec.h"
 
-typedef enum vl_cli_kind {
-    VL_CLI_FLAG,   /* int, set to 1 */
-    VL_CLI_INT,    /* int64_t */
-    VL_CLI_SIZE,   /* uint64_t bytes, lib/size.h syntax */
-    VL_CLI_DOUBLE, /* double */
-    VL_CLI_STRING, /* const char * */
-    VL_CLI_ENUM    /* const char *, one of choices (the chosen name) */
-} vl_cli_kind;
-
-/* What --quick does to an option, so no program clamps values by hand. */
-typedef enum vl_cli_quick {
-    VL_QUICK_KEEP = 0, /* nothing */
-    VL_QUICK_AT_MOST,  /* the value is at most quick (given or default) */
-    VL_QUICK_AT_LEAST, /* the value is at least quick */
-    VL_QUICK_DEFAULT   /* quick replaces the default; a given value stays */
-} vl_cli_quick;
-
-typedef struct vl_cli_opt {
-    const char *name;   /* without the leading "--" */
-    vl_cli_kind kind;
-    void *target;       /* holds the default on entry */
-    const char *help;
-    double min, max;    /* accepted range for INT/SIZE/DOUBLE; min == max == 0: any non-negative */
-    vl_cli_quick quick; /* with --quick: what quick_value does */
-    const char *quick_value; /* written as on the command line ("64MiB", "1,4") */
-    const char *choices;     /* VL_CLI_ENUM: "a|b|c" */
-} vl_cli_opt;
+/* A program's own options are vl_opt entries (lib/opt.h, the same type SPEC options
+ * use); vl_cli_opt is the name program tables are written with. */
+typedef vl_opt vl_cli_opt;
 
 #define VL_CLI_MAX_OPTS 64 /* a program's own options at most */
 

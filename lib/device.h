@@ -103,9 +103,9 @@ void vl_device_help(FILE *out);
 
 /* Implementations (called by vl_device_open). */
 vl_device *vl_device_sim_open(const vl_spec *spec, int *status, char *err, size_t errlen);
-extern const vl_option_doc vl_device_sim_options[];
+extern const vl_opt vl_device_sim_options[];
 vl_device *vl_device_cuda_open(const vl_spec *spec, int *status, char *err, size_t errlen);
-extern const vl_option_doc vl_device_cuda_options[];
+extern const vl_opt vl_device_cuda_options[];
 
 /* Simulated device control (sim only; no effect on cuda). With events=manual an
  * event completes only when the test says so: this makes cross-stream reuse

@@ -2,13 +2,9 @@
 #include "spec.h"
 
 #include <ctype.h>
-#include <errno.h>
-#include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 
-#include "size.h"
 
 int vl_spec_name(const char *text, char *name, size_t namelen, char *err, size_t errlen)
 {
@@ -36,115 +32,37 @@ int vl_spec_name(const char *text, char *name, size_t namelen, char *err, size_t
     return 0;
 }
 
-/* Choice index of word in "a|b|c", or -1. */
-static int choice_index(const char *choices, const char *word)
-{
-    int idx = 0;
-    const char *p = choices;
-    size_t wl = strlen(word);
-    while (*p) {
-        size_t len = strcspn(p, "|");
-        if (len == wl && strncmp(p, word, len) == 0) return idx;
-        p += len;
-        if (*p == '|') p++;
-        idx++;
-    }
-    return -1;
-}
-
-static int parse_bool(const char *t, int64_t *out)
-{
-    static const char *const yes[] = {"1", "true", "yes", "on"}, *const no[] = {"0", "false", "no", "off"};
-    for (int i = 0; i < 4; i++) {
-        if (strcasecmp(t, yes[i]) == 0) return *out = 1, 0;
-        if (strcasecmp(t, no[i]) == 0) return *out = 0, 0;
-    }
-    return -1;
-}
-
-static const char *kind_name(vl_option_kind k)
-{
-    switch (k) {
-    case VL_OPT_SIZE: return "size";
-    case VL_OPT_BOOL: return "0|1";
-    case VL_OPT_INT: return "integer";
-    case VL_OPT_DOUBLE: return "number";
-    case VL_OPT_ENUM: return "choice";
-    case VL_OPT_STRING: return "text";
-    }
-    return "?";
-}
-
-/* Converts v->text according to its doc. */
+/* Checks v->text with the shared checker, so a SPEC value fails as the same value of
+ * a command-line option does. */
 static int convert_value(const char *owner, vl_spec_value *v, char *err, size_t errlen)
 {
-    const vl_option_doc *d = v->doc;
-    const char *t = v->text;
-    char why[160];
-    char *end;
-    switch (d->kind) {
-    case VL_OPT_SIZE:
-        if (vl_parse_size(t, &v->size, why, sizeof why) != 0) {
-            snprintf(err, errlen, "%s: option %s: %s", owner, d->key, why);
-            return -1;
-        }
-        return 0;
-    case VL_OPT_BOOL:
-        if (parse_bool(t, &v->integer) != 0) {
-            snprintf(err, errlen, "%s: option %s='%s' is not a boolean (use 0 or 1)", owner, d->key, t);
-            return -1;
-        }
-        return 0;
-    case VL_OPT_INT:
-        errno = 0;
-        v->integer = strtoll(t, &end, 10);
-        if (!*t || *end || errno) {
-            snprintf(err, errlen, "%s: option %s='%s' is not an integer", owner, d->key, t);
-            return -1;
-        }
-        return 0;
-    case VL_OPT_DOUBLE:
-        errno = 0;
-        v->number = strtod(t, &end);
-        if (!*t || *end || errno || !isfinite(v->number)) {
-            snprintf(err, errlen, "%s: option %s='%s' is not a number", owner, d->key, t);
-            return -1;
-        }
-        return 0;
-    case VL_OPT_ENUM:
-        v->choice = choice_index(d->choices, t);
-        if (v->choice < 0) {
-            snprintf(err, errlen, "%s: option %s='%s' must be one of %s", owner, d->key, t, d->choices);
-            return -1;
-        }
-        return 0;
-    case VL_OPT_STRING:
-        return 0;
-    }
+    char why[256];
+    if (vl_opt_parse_value(v->opt, v->text, &v->value, why, sizeof why) == 0) return 0;
+    snprintf(err, errlen, "%s: option %s: %s", owner, v->opt->name, why);
     return -1;
 }
 
-static void list_keys(const vl_option_doc *docs, char *buf, size_t len)
+static void list_keys(const vl_opt *opts, char *buf, size_t len)
 {
     size_t used = 0;
     buf[0] = '\0';
-    for (const vl_option_doc *d = docs; d && d->key && used < len; d++)
-        used += (size_t)snprintf(buf + used, len - used, "%s%s", used ? ", " : "", d->key);
-    if (!docs || !docs->key) snprintf(buf, len, "none");
+    for (const vl_opt *o = opts; o && o->name && used < len; o++)
+        used += (size_t)snprintf(buf + used, len - used, "%s%s", used ? ", " : "", o->name);
+    if (!opts || !opts->name) snprintf(buf, len, "none");
 }
 
 static int check_required(const vl_spec *s, char *err, size_t errlen)
 {
     for (size_t i = 0; i < s->nvalues; i++) {
-        if (s->values[i].doc->required && !s->values[i].present) {
-            snprintf(err, errlen, "%s: option %s is required", s->name, s->values[i].doc->key);
+        if (s->values[i].opt->required && !s->values[i].present) {
+            snprintf(err, errlen, "%s: option %s is required", s->name, s->values[i].opt->name);
             return -1;
         }
     }
     return 0;
 }
 
-int vl_spec_parse(const char *text, const vl_option_doc *docs, vl_spec *out, char *err, size_t errlen)
+int vl_spec_parse(const char *text, const vl_opt *opts, vl_spec *out, char *err, size_t errlen)
 {
     memset(out, 0, sizeof *out);
     if (vl_spec_name(text, out->name, sizeof out->name, err, errlen) != 0) return -1;
@@ -153,12 +71,12 @@ int vl_spec_parse(const char *text, const vl_option_doc *docs, vl_spec *out, cha
         return -1;
     }
     strcpy(out->text, text);
-    for (const vl_option_doc *d = docs; d && d->key; d++) {
+    for (const vl_opt *o = opts; o && o->name; o++) {
         if (out->nvalues == VL_SPEC_MAX_OPTS) abort(); /* option table larger than the spec can hold */
         vl_spec_value *v = &out->values[out->nvalues++];
-        v->doc = d;
-        if (d->default_value) {
-            snprintf(v->text, sizeof v->text, "%s", d->default_value);
+        v->opt = o;
+        if (o->default_value) {
+            snprintf(v->text, sizeof v->text, "%s", o->default_value);
             v->present = 1;
             if (convert_value(out->name, v, err, errlen) != 0) abort(); /* a bad default is a programming error */
         }
@@ -181,7 +99,7 @@ int vl_spec_parse(const char *text, const vl_option_doc *docs, vl_spec *out, cha
         char key[64];
         const char *value;
         size_t vlen;
-        const vl_option_doc *found = NULL;
+        const vl_opt *found = NULL;
         vl_spec_value *slot = NULL;
         if (eq) {
             size_t klen = (size_t)(eq - rest);
@@ -196,34 +114,34 @@ int vl_spec_parse(const char *text, const vl_option_doc *docs, vl_spec *out, cha
         } else {
             /* A bare value: only first, and only for a positional option. */
             for (size_t i = 0; i < out->nvalues; i++)
-                if (out->values[i].doc->positional) slot = &out->values[i];
+                if (out->values[i].opt->positional) slot = &out->values[i];
             if (index != 0 || !slot) {
-                list_keys(docs, keys, sizeof keys);
+                list_keys(opts, keys, sizeof keys);
                 snprintf(err, errlen, "%s: '%.*s' is not key=value (options: %s)", out->name, (int)len, rest, keys);
                 return -1;
             }
-            snprintf(key, sizeof key, "%s", slot->doc->key);
+            snprintf(key, sizeof key, "%s", slot->opt->name);
             value = rest;
             vlen = len;
         }
         for (size_t i = 0; !slot && i < out->nvalues; i++)
-            if (strcmp(out->values[i].doc->key, key) == 0) slot = &out->values[i];
+            if (strcmp(out->values[i].opt->name, key) == 0) slot = &out->values[i];
         if (!slot) {
-            list_keys(docs, keys, sizeof keys);
+            list_keys(opts, keys, sizeof keys);
             snprintf(err, errlen, "%s: unknown option '%s' (options: %s)", out->name, key, keys);
             return -1;
         }
-        found = slot->doc;
+        found = slot->opt;
         if (slot->given) {
-            snprintf(err, errlen, "%s: option %s given twice", out->name, found->key);
+            snprintf(err, errlen, "%s: option %s given twice", out->name, found->name);
             return -1;
         }
         if (vlen == 0) {
-            snprintf(err, errlen, "%s: option %s has an empty value", out->name, found->key);
+            snprintf(err, errlen, "%s: option %s has an empty value", out->name, found->name);
             return -1;
         }
         if (vlen >= sizeof slot->text) {
-            snprintf(err, errlen, "%s: option %s value too long", out->name, found->key);
+            snprintf(err, errlen, "%s: option %s value too long", out->name, found->name);
             return -1;
         }
         memcpy(slot->text, value, vlen);
@@ -245,16 +163,16 @@ int vl_spec_parse(const char *text, const vl_option_doc *docs, vl_spec *out, cha
 const vl_spec_value *vl_spec_get(const vl_spec *s, const char *key)
 {
     for (size_t i = 0; i < s->nvalues; i++)
-        if (strcmp(s->values[i].doc->key, key) == 0) return &s->values[i];
+        if (strcmp(s->values[i].opt->name, key) == 0) return &s->values[i];
     fprintf(stderr, "vramlab: internal error: option '%s' not declared for %s\n", key, s->name);
     abort();
 }
 
-uint64_t vl_spec_size(const vl_spec *s, const char *key) { return vl_spec_get(s, key)->size; }
-int64_t vl_spec_int(const vl_spec *s, const char *key) { return vl_spec_get(s, key)->integer; }
-int vl_spec_bool(const vl_spec *s, const char *key) { return vl_spec_get(s, key)->integer != 0; }
-double vl_spec_double(const vl_spec *s, const char *key) { return vl_spec_get(s, key)->number; }
-int vl_spec_choice(const vl_spec *s, const char *key) { return vl_spec_get(s, key)->choice; }
+uint64_t vl_spec_size(const vl_spec *s, const char *key) { return vl_spec_get(s, key)->value.size; }
+int64_t vl_spec_int(const vl_spec *s, const char *key) { return vl_spec_get(s, key)->value.integer; }
+int vl_spec_bool(const vl_spec *s, const char *key) { return vl_spec_get(s, key)->value.integer != 0; }
+double vl_spec_double(const vl_spec *s, const char *key) { return vl_spec_get(s, key)->value.number; }
+int vl_spec_choice(const vl_spec *s, const char *key) { return vl_spec_get(s, key)->value.choice; }
 int vl_spec_given(const vl_spec *s, const char *key) { return vl_spec_get(s, key)->given; }
 const char *vl_spec_str(const vl_spec *s, const char *key)
 {
@@ -262,16 +180,15 @@ const char *vl_spec_str(const vl_spec *s, const char *key)
     return v->present ? v->text : NULL;
 }
 
-void vl_spec_print_docs(FILE *out, const vl_option_doc *docs)
+void vl_spec_print_docs(FILE *out, const vl_opt *opts)
 {
-    if (!docs || !docs->key) {
+    if (!opts || !opts->name) {
         fprintf(out, "    (no options)\n");
         return;
     }
-    for (const vl_option_doc *d = docs; d->key; d++) {
-        char type[96];
-        snprintf(type, sizeof type, "%s", d->kind == VL_OPT_ENUM ? d->choices : kind_name(d->kind));
-        fprintf(out, "    %-20s %-22s default %-10s %s\n", d->key, type, d->default_value ? d->default_value : "(none)",
-                d->help ? d->help : "");
+    for (const vl_opt *o = opts; o->name; o++) {
+        char def[64];
+        vl_opt_default_text(o, def, sizeof def);
+        fprintf(out, "    %-20s %-22s default %-10s %s\n", o->name, vl_opt_type_name(o), def, o->help ? o->help : "");
     }
 }

@@ -1,10 +1,11 @@
 /* SPEC strings: NAME[:ITEM,ITEM,...] where ITEM is key=value, or (first item only) a
  * bare value for the owner's positional option. Used for --alloc and --device.
  *
- * Each owner (a backend, a device) declares its options once in a vl_option_doc table;
- * parsing checks every key, type and value against it and fills in the defaults, so a
- * bad SPEC is rejected with one line before any device work starts, and `--alloc help`
- * prints the same table. */
+ * Each owner (a backend, a device) declares its options once in a vl_opt table (lib/opt.h,
+ * the type program options use too: .name, .kind, .help, a range, .choices, and here
+ * .default_value, .positional, .required); parsing checks every key, and every value
+ * with vl_opt_parse_value, and fills in the defaults, so a bad SPEC is rejected with one
+ * line before any device work starts, and `--alloc help` prints the same table. */
 #ifndef VL_SPEC_H
 #define VL_SPEC_H
 
@@ -12,37 +13,17 @@
 #include <stdint.h>
 #include <stdio.h>
 
-typedef enum vl_option_kind {
-    VL_OPT_SIZE,   /* "2MiB" (lib/size.h) */
-    VL_OPT_BOOL,   /* 0|1|true|false|yes|no|on|off */
-    VL_OPT_INT,    /* signed decimal integer */
-    VL_OPT_DOUBLE, /* decimal number */
-    VL_OPT_ENUM,   /* one of the '|'-separated choices */
-    VL_OPT_STRING  /* anything without ',' */
-} vl_option_kind;
-
-typedef struct vl_option_doc {
-    const char *key;
-    vl_option_kind kind;
-    const char *default_value; /* NULL: the option has no default (absent unless given) */
-    const char *choices;       /* VL_OPT_ENUM: "a|b|c"; otherwise NULL */
-    const char *help;
-    int positional;            /* 1: may be given bare as the first item */
-    int required;              /* 1: the SPEC must give it */
-} vl_option_doc;
+#include "opt.h"
 
 #define VL_SPEC_MAX_OPTS 32
 #define VL_SPEC_MAX_TEXT 512
 
 typedef struct vl_spec_value {
-    const vl_option_doc *doc;
+    const vl_opt *opt;
     int given;   /* 1 if present in the text, 0 if a default */
     int present; /* given or defaulted */
     char text[VL_SPEC_MAX_TEXT];
-    uint64_t size;
-    int64_t integer; /* VL_OPT_INT and VL_OPT_BOOL (0/1) */
-    double number;
-    int choice;      /* VL_OPT_ENUM: index into choices */
+    vl_opt_value value; /* the checked value (when present) */
 } vl_spec_value;
 
 typedef struct vl_spec {
@@ -55,11 +36,11 @@ typedef struct vl_spec {
 /* Splits off the NAME (up to the first ':'); no validation of options yet. */
 int vl_spec_name(const char *text, char *name, size_t namelen, char *err, size_t errlen);
 
-/* Parses text against docs (terminated by an entry with key == NULL).
+/* Parses text against opts (terminated by an entry with name == NULL).
  * Returns 0, or -1 with a one-line reason ("unknown option 'x' for raw; options: ..."). */
-int vl_spec_parse(const char *text, const vl_option_doc *docs, vl_spec *out, char *err, size_t errlen);
+int vl_spec_parse(const char *text, const vl_opt *opts, vl_spec *out, char *err, size_t errlen);
 
-/* Typed accessors; the key must be one of the docs (aborts otherwise: a programming error). */
+/* Typed accessors; the key must be one of the options (aborts otherwise: a programming error). */
 const vl_spec_value *vl_spec_get(const vl_spec *s, const char *key);
 uint64_t vl_spec_size(const vl_spec *s, const char *key);
 int64_t vl_spec_int(const vl_spec *s, const char *key);
@@ -70,6 +51,6 @@ const char *vl_spec_str(const vl_spec *s, const char *key); /* NULL when absent 
 int vl_spec_given(const vl_spec *s, const char *key);
 
 /* Prints an options table (key, type, default, help), indented. */
-void vl_spec_print_docs(FILE *out, const vl_option_doc *docs);
+void vl_spec_print_docs(FILE *out, const vl_opt *opts);
 
 #endif

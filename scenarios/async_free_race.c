@@ -238,7 +238,7 @@ int main(int argc, char **argv)
     const vl_cli_opt opts[] = {
         {"trials", VL_CLI_INT, &trials, "trials per variant, size and lag", 1, 1000, VL_QUICK_AT_MOST, "6"},
         {"max-size", VL_CLI_SIZE, &max_size, "largest buffer (capped at 1/8 of free memory)", 4096, 0x1p40},
-        {NULL, 0, NULL, NULL, 0, 0},
+        {NULL},
     };
     const vl_program_def def = {
         .summary = "memory freed on one stream while another stream still uses it: corrupted elements per trial",

@@ -47,7 +47,7 @@ static int64_t opt_iters = 200;
 static const vl_cli_opt options[] = {
     {"fill", VL_CLI_DOUBLE, &opt_fill, "share of free device memory the hold experiment allocates", 0.05, 0.95},
     {"iters", VL_CLI_INT, &opt_iters, "steps of the loop experiment per variant", 2, 1e6, VL_QUICK_AT_MOST, "40"},
-    {NULL, 0, NULL, NULL, 0, 0},
+    {NULL},
 };
 
 static const vl_program_def def = {

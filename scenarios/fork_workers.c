@@ -45,13 +45,12 @@ static int ready_timeout_ms = 30000;
 
 static const vl_cli_opt options[] = {
     {"max-workers", VL_CLI_INT, &opt_max_workers, "largest worker count (1, 2, 4, ... up to this)", 1, MAX_WORKERS, VL_QUICK_AT_MOST, "2"},
-    {NULL, 0, NULL, NULL, 0, 0},
+    {NULL},
 };
 
 static const vl_program_def def = {
     .summary = "CUDA after fork(): the child's first CUDA calls, fork before init and fork+exec, and the device "
                "memory each extra process (context) costs.",
-    .default_alloc = NULL,
     .needs_cuda = 1,
     .options = options,
 };

@@ -286,19 +286,17 @@ int main(int argc, char **argv)
     const vl_cli_opt opts[] = {
         VL_WORKING_SET_OPTION(&memory),
         {"budget", VL_CLI_DOUBLE, &budget, "share of free memory random_churn keeps live", 0.05, 0.99},
-        {NULL, 0, NULL, NULL, 0, 0},
+        {NULL},
     };
     const vl_program_def def = {
         .summary = "random churn, KV-cache concatenation and varying batches: largest allocation vs free memory",
         .default_alloc = "caching",
-        .needs_cuda = 0,
         .options = opts,
     };
     vl_program p;
     vl_program_start(&p, &def, argc, argv);
     vl_ballast ballast;
-    size_t free_bytes = vl_ballast_take(&ballast, p.dev, vl_working_set(memory, p.cli.quick));
-    vl_csv_meta(p.csv, "working_set_bytes", "%zu (device free memory during the run)", free_bytes);
+    size_t free_bytes = vl_ballast_take_working_set(&ballast, &p, memory);
     sizing sz = size_patterns(free_bytes, p.cli.quick, p.cli.seed, budget);
     vl_csv_meta(p.csv, "random_churn", "%zu slots, sizes log-uniform %llu..%llu bytes, budget %zu bytes, %ld ops",
                 sz.churn_slots, (unsigned long long)sz.churn_lo, (unsigned long long)sz.churn_hi, sz.churn_budget,

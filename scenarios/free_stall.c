@@ -42,7 +42,7 @@ static const vl_cli_opt options[] = {
     {"buffer", VL_CLI_SIZE, &opt_buffer, "size of the buffer freed/allocated in the stall test", 1, 1e12},
     {"loop-iters", VL_CLI_INT, &opt_loop_iters, "steps of the allocate-launch-free loop", 1, 1e7, VL_QUICK_AT_MOST, "300"},
     {"loop-kernel-us", VL_CLI_INT, &opt_loop_kernel_us, "length of each step's kernel (microseconds)", 1, 1e6},
-    {NULL, 0, NULL, NULL, 0, 0},
+    {NULL},
 };
 
 static const vl_program_def def = {

@@ -253,7 +253,7 @@ int main(int argc, char **argv)
         VL_WORKING_SET_OPTION(&memory),
         {"max-size", VL_CLI_SIZE, &max_size, "largest tensor timed (capped at 1/4 of free memory)", 1 << 20, 0x1p42, VL_QUICK_AT_MOST, "1GiB"},
         {"fit-resolution", VL_CLI_SIZE, &resolution, "resolution of the largest-fit bisection", 1 << 20, 0x1p40},
-        {NULL, 0, NULL, NULL, 0, 0},
+        {NULL},
     };
     const vl_program_def def = {
         .summary = "y = x + 1 vs x += 1 and chains with temporaries: peak memory, largest fit, bandwidth",
@@ -264,7 +264,7 @@ int main(int argc, char **argv)
     vl_program p;
     vl_program_start(&p, &def, argc, argv);
     vl_ballast ballast;
-    size_t work = vl_ballast_take(&ballast, p.dev, vl_working_set(memory, p.cli.quick));
+    size_t work = vl_ballast_take_working_set(&ballast, &p, memory);
 
     /* Timed sizes up to a quarter of free memory: chain_temporaries needs three tensors. */
     uint64_t top = vl_share_of_free(work, 0.25, max_size, 1 << 20);
@@ -276,7 +276,6 @@ int main(int argc, char **argv)
     VL_CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
     VL_CUDA_CHECK(cudaMalloc((void **)&d_count, sizeof *d_count));
 
-    vl_csv_meta(p.csv, "working_set_bytes", "%zu (device free memory during the run)", work);
     vl_csv_meta(p.csv, "traffic_bytes", "bytes the form's kernels read and write (2 x size per pass)");
     vl_csv_meta(p.csv, "largest_fit", "bisection to %llu bytes over the allocation pattern only (no kernels)",
                 (unsigned long long)resolution);

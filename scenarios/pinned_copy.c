@@ -41,13 +41,12 @@ static const vl_cli_opt options[] = {
     {"max-copy", VL_CLI_SIZE, &opt_max_copy, "largest copy (also capped at 1/4 of free device memory)", 64 * 1024,
      1e12, VL_QUICK_AT_MOST, "64MiB"},
     {"max-pin", VL_CLI_SIZE, &opt_max_pin, "largest host buffer pinned in pin_cost", 1 << 20, 1e12, VL_QUICK_AT_MOST, "64MiB"},
-    {NULL, 0, NULL, NULL, 0, 0},
+    {NULL},
 };
 
 static const vl_program_def def = {
     .summary = "Pageable vs pinned host->device copies: bandwidth by size, whether the async call returns "
                "early, overlap with a kernel, and the cost of pinning.",
-    .default_alloc = NULL,
     .needs_cuda = 1,
     .options = options,
 };

@@ -210,18 +210,17 @@ int main(int argc, char **argv)
         {"iterations", VL_CLI_INT, &iterations, "training iterations per variant", 4, 100000, VL_QUICK_AT_MOST, "16"},
         {"layers", VL_CLI_INT, &layers, "layers of the modelled network", 1, 1000},
         {"epoch-length", VL_CLI_INT, &epoch_length, "iterations per epoch", 1, 100000, VL_QUICK_AT_MOST, "4"},
-        {NULL, 0, NULL, NULL, 0, 0},
+        {NULL},
     };
     const vl_program_def def = {
         .summary = "memory growth per training iteration from retained graphs, gradients and kept outputs",
         .default_alloc = "caching",
-        .needs_cuda = 0,
         .options = opts,
     };
     vl_program p;
     vl_program_start(&p, &def, argc, argv);
     vl_ballast ballast;
-    size_t work = vl_ballast_take(&ballast, p.dev, vl_working_set(memory, p.cli.quick));
+    size_t work = vl_ballast_take_working_set(&ballast, &p, memory);
 
     /* Sized so that a graph kept every iteration fills free memory in about 60% of the
      * iterations: the bad variant must reach its OOM within the run. */
@@ -234,7 +233,6 @@ int main(int argc, char **argv)
     su.output_bytes = su.batch * 1000 * 4; /* logits of 1000 classes */
     if (su.shape.activation_bytes_per_sample == 0) su.shape.activation_bytes_per_sample = 512;
 
-    vl_csv_meta(p.csv, "working_set_bytes", "%zu (device free memory during the run)", work);
     vl_csv_meta(p.csv, "model", "%zu layers, batch %zu, %zu activation bytes per sample per layer, %zu param bytes per layer",
                 su.shape.layers, su.batch, su.shape.activation_bytes_per_sample, su.shape.param_bytes);
     vl_csv_meta(p.csv, "iterations", "%d (epoch %d, first %d not fitted)", su.iterations, su.epoch_length, su.warmup);

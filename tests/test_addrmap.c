@@ -8,6 +8,7 @@
 #include <cmocka.h>
 
 #include "addrmap.h"
+#include "support/test_main.h"
 
 /* Slots between a key's home and where it sits, the longest over the table. */
 static size_t longest_probe(const vl_addrmap *m)
@@ -52,10 +53,4 @@ static void test_high_bit_addresses_spread(void **state)
     fill_and_check(0, 0, 10000);              /* small tokens (sim streams + 1) */
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_high_bit_addresses_spread),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+VL_TEST_MAIN(cmocka_unit_test(test_high_bit_addresses_spread))

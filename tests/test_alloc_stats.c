@@ -8,6 +8,7 @@
 #include <stdlib.h>
 
 #include "alloc.h"
+#include "support/test_main.h"
 
 /* A backend with no statistics at all: malloc, and OOM above 1 MiB. */
 static void *bare_alloc(vl_allocator *a, size_t size, vl_stream s)
@@ -50,10 +51,4 @@ static void test_adaptor_counts_any_backend(void **state)
     vl_deallocate(&a, q, 24, 0);
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_adaptor_counts_any_backend),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+VL_TEST_MAIN(cmocka_unit_test(test_adaptor_counts_any_backend))

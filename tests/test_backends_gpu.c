@@ -11,6 +11,7 @@
 #include "alloc.h"
 #include "cuda/gpu.h"
 #include "exitcodes.h"
+#include "support/test_main.h"
 
 static vl_device *open_gpu(void)
 {
@@ -98,12 +99,5 @@ static void test_async_private_trim_and_record_use(void **state)
     vl_device_close(d);
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_raw),
-        cmocka_unit_test(test_async_default_pool),
-        cmocka_unit_test(test_async_private_trim_and_record_use),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+VL_TEST_MAIN(cmocka_unit_test(test_raw), cmocka_unit_test(test_async_default_pool),
+             cmocka_unit_test(test_async_private_trim_and_record_use))

@@ -9,6 +9,7 @@
 
 #include "caching/chunks.h"
 #include "caching/sizes.h"
+#include "support/test_main.h"
 
 typedef struct fixture {
     vl_device *dev;
@@ -660,35 +661,19 @@ static void test_bad_options(void **state)
     vl_device_close(plain);
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_rounding),
-        cmocka_unit_test(test_size_rules),
-        cmocka_unit_test(test_chunk_geometry),
-        cmocka_unit_test(test_zero_and_null),
-        cmocka_unit_test(test_classic_segment_sizes),
-        cmocka_unit_test(test_splitting),
-        cmocka_unit_test(test_coalescing),
-        cmocka_unit_test(test_best_fit),
-        cmocka_unit_test(test_per_stream_pools),
-        cmocka_unit_test(test_record_use_defers_reuse),
-        cmocka_unit_test(test_record_use_many_streams_and_trim_waits),
-        cmocka_unit_test(test_race_without_record_use),
-        cmocka_unit_test(test_expandable_maps_on_demand),
-        cmocka_unit_test(test_expandable_chunk_sizes_grow_with_offset),
-        cmocka_unit_test(test_trim_keeps_live_segments),
-        cmocka_unit_test(test_oom_retry_and_report),
-        cmocka_unit_test(test_oom_report_on_stderr_when_asked),
-        cmocka_unit_test(test_request_beyond_device_refused_at_once),
-        cmocka_unit_test(test_expandable_releases_cache_under_pressure),
-        cmocka_unit_test(test_expandable_reclaim_moves_memory),
-        cmocka_unit_test(test_max_split),
-        cmocka_unit_test(test_max_split_best_fit_beyond_a_window),
-        cmocka_unit_test(test_gc_threshold),
-        cmocka_unit_test(test_stats_and_reset_peaks),
-        cmocka_unit_test(test_reset_peaks_keeps_reclaim_peak),
-        cmocka_unit_test(test_bad_options),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+VL_TEST_MAIN(cmocka_unit_test(test_rounding), cmocka_unit_test(test_size_rules),
+             cmocka_unit_test(test_chunk_geometry), cmocka_unit_test(test_zero_and_null),
+             cmocka_unit_test(test_classic_segment_sizes), cmocka_unit_test(test_splitting),
+             cmocka_unit_test(test_coalescing), cmocka_unit_test(test_best_fit),
+             cmocka_unit_test(test_per_stream_pools), cmocka_unit_test(test_record_use_defers_reuse),
+             cmocka_unit_test(test_record_use_many_streams_and_trim_waits),
+             cmocka_unit_test(test_race_without_record_use), cmocka_unit_test(test_expandable_maps_on_demand),
+             cmocka_unit_test(test_expandable_chunk_sizes_grow_with_offset),
+             cmocka_unit_test(test_trim_keeps_live_segments), cmocka_unit_test(test_oom_retry_and_report),
+             cmocka_unit_test(test_oom_report_on_stderr_when_asked),
+             cmocka_unit_test(test_request_beyond_device_refused_at_once),
+             cmocka_unit_test(test_expandable_releases_cache_under_pressure),
+             cmocka_unit_test(test_expandable_reclaim_moves_memory), cmocka_unit_test(test_max_split),
+             cmocka_unit_test(test_max_split_best_fit_beyond_a_window), cmocka_unit_test(test_gc_threshold),
+             cmocka_unit_test(test_stats_and_reset_peaks), cmocka_unit_test(test_reset_peaks_keeps_reclaim_peak),
+             cmocka_unit_test(test_bad_options))

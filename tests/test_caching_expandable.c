@@ -10,47 +10,63 @@
 #include "test_caching_helpers.h"
 
 #include "rng.h"
+#include "support/test_main.h"
 
-/* 16 x 4 MiB fill the 64 MiB device, so the pool's first range (as large as the device)
- * is mapped end to end; every other block is freed: 32 MiB free in 4 MiB holes. */
-static void fill_and_free_every_other(vl_allocator *a, void *p[16], vl_stream s)
+/* A 64 MiB device with expandable segments whose memory stream 1 has left in holes:
+ * 16 x 4 MiB fill it, so the pool's first range (as large as the device) is mapped end
+ * to end; every other block is freed: 32 MiB free in 4 MiB holes. */
+typedef struct holes {
+    vl_device *d;
+    vl_allocator *a;
+    void *p[16]; /* stream 1's blocks, NULL where a hole is */
+} holes;
+
+static holes open_with_holes(void)
 {
+    holes h = {.d = sim_open("sim:capacity=64MiB")};
+    h.a = caching_open(h.d, "caching:segments=expandable,chunk=2MiB");
     for (int i = 0; i < 16; i++) {
-        p[i] = vl_allocate(a, 4 * MiB, s);
-        assert_non_null(p[i]);
+        h.p[i] = vl_allocate(h.a, 4 * MiB, S(1));
+        assert_non_null(h.p[i]);
     }
     for (int i = 0; i < 16; i += 2) {
-        vl_deallocate(a, p[i], 4 * MiB, s);
-        p[i] = NULL;
+        vl_deallocate(h.a, h.p[i], 4 * MiB, S(1));
+        h.p[i] = NULL;
     }
-    assert_consistent(a);
+    assert_consistent(h.a);
+    return h;
 }
 
-static void free_all(vl_allocator *a, void *p[16], vl_stream s)
+/* Frees stream 1's blocks; the device must hold nothing afterwards. */
+static void close_holes(holes *h)
 {
     for (int i = 0; i < 16; i++)
-        if (p[i]) vl_deallocate(a, p[i], 4 * MiB, s);
+        if (h->p[i]) vl_deallocate(h->a, h->p[i], 4 * MiB, S(1));
+    close_all_returned(h->d, h->a);
+}
+
+/* The request is served at once: no OOM, and no flush-and-retry before it. */
+static void *fits_without_retry(holes *h, size_t bytes, vl_stream s)
+{
+    void *p = vl_allocate(h->a, bytes, s);
+    assert_non_null(p);
+    vl_alloc_stats st = stats_of(h->a);
+    assert_int_equal(st.ooms, 0);
+    assert_int_equal(st.alloc_retries, 0);
+    return p;
 }
 
 static void test_large_request_opens_a_further_range(void **state)
 {
     (void)state;
-    vl_device *d = sim_open("sim:capacity=64MiB");
-    vl_allocator *a = caching_open(d, "caching:segments=expandable,chunk=2MiB");
-    void *p[16];
-    fill_and_free_every_other(a, p, S(1));
+    holes h = open_with_holes();
     /* 16 MiB fits no hole of the first range; free memory is 32 MiB. One range per pool
      * made this an OOM despite free memory, after a flush and a retry. */
-    void *big = vl_allocate(a, 16 * MiB, S(1));
-    assert_non_null(big);
-    vl_alloc_stats st = stats_of(a);
-    assert_int_equal(st.ooms, 0);
-    assert_int_equal(st.alloc_retries, 0);
-    assert_true(st.reserved_bytes <= (int64_t)(64 * MiB));
-    assert_consistent(a);
-    vl_deallocate(a, big, 16 * MiB, S(1));
-    free_all(a, p, S(1));
-    close_all_returned(d, a);
+    void *big = fits_without_retry(&h, 16 * MiB, S(1));
+    assert_true(stats_of(h.a).reserved_bytes <= (int64_t)(64 * MiB));
+    assert_consistent(h.a);
+    vl_deallocate(h.a, big, 16 * MiB, S(1));
+    close_holes(&h);
 }
 
 static void test_pressure_takes_other_streams_chunks_without_a_flush(void **state)
@@ -58,19 +74,11 @@ static void test_pressure_takes_other_streams_chunks_without_a_flush(void **stat
     (void)state;
     /* Stream 1 leaves 32 MiB free in holes; stream 2 asks for 24 MiB with the device full:
      * its mapping takes stream 1's free chunks (no OOM, no flush-and-retry). */
-    vl_device *d = sim_open("sim:capacity=64MiB");
-    vl_allocator *a = caching_open(d, "caching:segments=expandable,chunk=2MiB");
-    void *p[16];
-    fill_and_free_every_other(a, p, S(1));
-    void *q = vl_allocate(a, 24 * MiB, S(2));
-    assert_non_null(q);
-    vl_alloc_stats st = stats_of(a);
-    assert_int_equal(st.ooms, 0);
-    assert_int_equal(st.alloc_retries, 0);
-    assert_int_equal(st.reserved_bytes, 64 * MiB); /* 32 live, 24 new, 2 holes still cached */
-    vl_deallocate(a, q, 24 * MiB, S(2));
-    free_all(a, p, S(1));
-    close_all_returned(d, a);
+    holes h = open_with_holes();
+    void *q = fits_without_retry(&h, 24 * MiB, S(2));
+    assert_int_equal(stats_of(h.a).reserved_bytes, 64 * MiB); /* 32 live, 24 new, 2 holes still cached */
+    vl_deallocate(h.a, q, 24 * MiB, S(2));
+    close_holes(&h);
 }
 
 /* Random churn over the whole device, like fragmentation_churn's random_churn (live bytes
@@ -151,13 +159,7 @@ static void test_multi_stream_loop_maps_nothing_per_step(void **state)
     close_all_returned(d, a);
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_large_request_opens_a_further_range),
-        cmocka_unit_test(test_pressure_takes_other_streams_chunks_without_a_flush),
-        cmocka_unit_test(test_churn_over_the_whole_device_fails_only_when_memory_is_short),
-        cmocka_unit_test(test_multi_stream_loop_maps_nothing_per_step),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+VL_TEST_MAIN(cmocka_unit_test(test_large_request_opens_a_further_range),
+             cmocka_unit_test(test_pressure_takes_other_streams_chunks_without_a_flush),
+             cmocka_unit_test(test_churn_over_the_whole_device_fails_only_when_memory_is_short),
+             cmocka_unit_test(test_multi_stream_loop_maps_nothing_per_step))

@@ -8,6 +8,7 @@
 #include "test_caching_helpers.h"
 
 #include "caching/hostmem.h"
+#include "support/test_main.h"
 
 /* Faults per kind at most: the workload makes fewer calls of any kind than this. */
 #define MAX_NTH 400
@@ -224,12 +225,5 @@ static void test_failed_calls_return_null_and_say_why(void **state)
     vl_device_close(d);
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_failed_calls_return_null_and_say_why),
-        cmocka_unit_test(test_every_device_call_may_fail),
-        cmocka_unit_test(test_every_host_allocation_may_fail),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+VL_TEST_MAIN(cmocka_unit_test(test_failed_calls_return_null_and_say_why),
+             cmocka_unit_test(test_every_device_call_may_fail), cmocka_unit_test(test_every_host_allocation_may_fail))

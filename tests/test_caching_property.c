@@ -22,6 +22,7 @@
 #include "rng.h"
 #include "support/env.h"
 #include "support/live_ranges.h"
+#include "support/test_main.h"
 
 typedef struct config {
     const char *device;
@@ -246,29 +247,14 @@ static void run_threads(const char *alloc_spec)
     vl_device_close(d);
 }
 
-static void test_threads_classic(void **state)
-{
-    (void)state;
-    run_threads("caching");
-}
+/* state: the allocator SPEC, as configs[] are for test_random_ops. */
+static void test_threads(void **state) { run_threads(*state); }
 
-static void test_threads_expandable(void **state)
-{
-    (void)state;
-    run_threads("caching:segments=expandable");
-}
-
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test_prestate(test_random_ops, (void *)&configs[0]),
-        cmocka_unit_test_prestate(test_random_ops, (void *)&configs[1]),
-        cmocka_unit_test_prestate(test_random_ops, (void *)&configs[2]),
-        cmocka_unit_test_prestate(test_random_ops, (void *)&configs[3]),
-        cmocka_unit_test_prestate(test_random_ops, (void *)&configs[4]),
-        cmocka_unit_test_prestate(test_random_ops, (void *)&configs[5]),
-        cmocka_unit_test(test_threads_classic),
-        cmocka_unit_test(test_threads_expandable),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+VL_TEST_MAIN(cmocka_unit_test_prestate(test_random_ops, (void *)&configs[0]),
+             cmocka_unit_test_prestate(test_random_ops, (void *)&configs[1]),
+             cmocka_unit_test_prestate(test_random_ops, (void *)&configs[2]),
+             cmocka_unit_test_prestate(test_random_ops, (void *)&configs[3]),
+             cmocka_unit_test_prestate(test_random_ops, (void *)&configs[4]),
+             cmocka_unit_test_prestate(test_random_ops, (void *)&configs[5]),
+             cmocka_unit_test_prestate(test_threads, (void *)"caching"),
+             cmocka_unit_test_prestate(test_threads, (void *)"caching:segments=expandable"))

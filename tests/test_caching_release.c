@@ -14,6 +14,7 @@
  *   - a refused release of kept memory is reported and retried on the next trim.
  * Every test ends with the invariant check and with the device holding nothing. */
 #include "test_caching_helpers.h"
+#include "support/test_main.h"
 
 /* Every 2 MiB chunk of [p, p+bytes) mapped (1) / none of them (0) / a mix (-1). */
 static int chunks_mapped(vl_device *d, void *p, size_t bytes)
@@ -261,17 +262,11 @@ static void test_cached_block_after_a_failed_growth(void **state)
     close_all_returned(d, a);
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_retired_chunks_stay_mapped_until_their_event_completes),
-        cmocka_unit_test(test_retiring_chunks_are_lent_to_the_new_mapping),
-        cmocka_unit_test(test_lending_failures_are_recorded_and_survived),
-        cmocka_unit_test(test_record_use_streams_hold_chunks_back_too),
-        cmocka_unit_test(test_kept_memory_is_mapped_again),
-        cmocka_unit_test(test_request_that_cannot_fit_maps_nothing),
-        cmocka_unit_test(test_kept_memory_release_may_fail),
-        cmocka_unit_test(test_cached_block_after_a_failed_growth),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+VL_TEST_MAIN(cmocka_unit_test(test_retired_chunks_stay_mapped_until_their_event_completes),
+             cmocka_unit_test(test_retiring_chunks_are_lent_to_the_new_mapping),
+             cmocka_unit_test(test_lending_failures_are_recorded_and_survived),
+             cmocka_unit_test(test_record_use_streams_hold_chunks_back_too),
+             cmocka_unit_test(test_kept_memory_is_mapped_again),
+             cmocka_unit_test(test_request_that_cannot_fit_maps_nothing),
+             cmocka_unit_test(test_kept_memory_release_may_fail),
+             cmocka_unit_test(test_cached_block_after_a_failed_growth))

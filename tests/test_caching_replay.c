@@ -11,6 +11,7 @@
 
 #include "trace/replay.h"
 #include "trace/trace.h"
+#include "support/test_main.h"
 
 typedef struct fixture_trace {
     const char *file;
@@ -102,11 +103,5 @@ static void test_expandable_waste_bounds(void **state)
     }
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_classic_never_reserves_more_than_pytorch),
-        cmocka_unit_test(test_expandable_waste_bounds),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+VL_TEST_MAIN(cmocka_unit_test(test_classic_never_reserves_more_than_pytorch),
+             cmocka_unit_test(test_expandable_waste_bounds))

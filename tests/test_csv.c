@@ -13,6 +13,7 @@
 #include "csv.h"
 #include "runinfo.h"
 #include "support/tmpfile.h"
+#include "support/test_main.h"
 
 static char *slurp(const char *path)
 {
@@ -89,12 +90,4 @@ static void test_unwritable(void **state)
     assert_non_null(strstr(err, "cannot write /nonexistent-dir/x.csv"));
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_layout),
-        cmocka_unit_test(test_row_field_count),
-        cmocka_unit_test(test_unwritable),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+VL_TEST_MAIN(cmocka_unit_test(test_layout), cmocka_unit_test(test_row_field_count), cmocka_unit_test(test_unwritable))

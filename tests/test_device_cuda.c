@@ -18,6 +18,7 @@
 #include "exitcodes.h"
 #include "kernels/pattern.h"
 #include "kernels/spin.h"
+#include "support/test_main.h"
 
 /* Opens through the cuda implementation itself (the unit under test); NULL with
  * *status set when status is given, else a failure. */
@@ -47,6 +48,18 @@ static vl_device *open_or_skip(const char *spec)
         skip();
     }
     return open_cuda(spec, NULL);
+}
+
+/* The VMM tests: a GPU without the driver's virtual-memory API skips them. */
+static vl_device *open_vmm_or_skip(void)
+{
+    vl_device *d = open_or_skip("cuda");
+    if (!d->vmm_supported) {
+        vl_device_close(d);
+        print_message("this GPU has no VMM support\n");
+        skip();
+    }
+    return d;
 }
 
 /* lib/device/cuda.c: the driver version string (runs without a GPU). */
@@ -148,12 +161,7 @@ static void test_plain_alloc_round_trip_and_oom(void **state)
 static void test_vmm_map_round_trip_and_release(void **state)
 {
     (void)state;
-    vl_device *d = open_or_skip("cuda");
-    if (!d->vmm_supported) {
-        vl_device_close(d);
-        print_message("this GPU has no VMM support\n");
-        skip();
-    }
+    vl_device *d = open_vmm_or_skip();
     const size_t g = d->granularity;
     const size_t range = 8 * g;
     void *va = NULL;
@@ -238,11 +246,7 @@ static void test_event_completes_after_the_work_before_it(void **state)
 static void test_unmap_after_event_and_remap_kept_memory(void **state)
 {
     (void)state;
-    vl_device *d = open_or_skip("cuda");
-    if (!d->vmm_supported) {
-        vl_device_close(d);
-        skip();
-    }
+    vl_device *d = open_vmm_or_skip();
     const size_t g = d->granularity;
     void *va = NULL;
     assert_int_equal(d->ops->va_reserve(d, 2 * g, &va), VL_DEV_OK);
@@ -293,18 +297,9 @@ static void test_failures_are_returned_not_exits(void **state)
     vl_device_close(d);
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_driver_version_format),
-        cmocka_unit_test(test_open_describes_the_device),
-        cmocka_unit_test(test_missing_ordinal_is_a_skip),
-        cmocka_unit_test(test_plain_alloc_round_trip_and_oom),
-        cmocka_unit_test(test_vmm_map_round_trip_and_release),
-        cmocka_unit_test(test_vmm_disabled_by_option),
-        cmocka_unit_test(test_event_completes_after_the_work_before_it),
-        cmocka_unit_test(test_unmap_after_event_and_remap_kept_memory),
-        cmocka_unit_test(test_failures_are_returned_not_exits),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+VL_TEST_MAIN(cmocka_unit_test(test_driver_version_format), cmocka_unit_test(test_open_describes_the_device),
+             cmocka_unit_test(test_missing_ordinal_is_a_skip), cmocka_unit_test(test_plain_alloc_round_trip_and_oom),
+             cmocka_unit_test(test_vmm_map_round_trip_and_release), cmocka_unit_test(test_vmm_disabled_by_option),
+             cmocka_unit_test(test_event_completes_after_the_work_before_it),
+             cmocka_unit_test(test_unmap_after_event_and_remap_kept_memory),
+             cmocka_unit_test(test_failures_are_returned_not_exits))

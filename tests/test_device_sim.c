@@ -2,6 +2,7 @@
  * never-overlapping addresses, VMM map/unmap discipline, events) and reports misuse as
  * VL_DEV_ERROR instead of corrupting its state. */
 #include "test_caching_helpers.h"
+#include "support/test_main.h"
 
 static void test_plain_allocations(void **state)
 {
@@ -175,16 +176,7 @@ static void test_bad_specs(void **state)
     vl_device_close(d);
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_plain_allocations),
-        cmocka_unit_test(test_vmm_rules),
-        cmocka_unit_test(test_no_vmm),
-        cmocka_unit_test(test_events_manual),
-        cmocka_unit_test(test_unmap_keep_and_map_phys),
-        cmocka_unit_test(test_events_immediate),
-        cmocka_unit_test(test_bad_specs),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+VL_TEST_MAIN(cmocka_unit_test(test_plain_allocations), cmocka_unit_test(test_vmm_rules),
+             cmocka_unit_test(test_no_vmm), cmocka_unit_test(test_events_manual),
+             cmocka_unit_test(test_unmap_keep_and_map_phys), cmocka_unit_test(test_events_immediate),
+             cmocka_unit_test(test_bad_specs))

@@ -17,6 +17,7 @@
 #include "alloc.h"
 #include "cuda/peer_backend.h"
 #include "exitcodes.h"
+#include "support/test_main.h"
 
 /* Opens only what the backend needs from a device: not simulated, an ordinal. */
 static vl_device gpu_like = {.simulated = 0, .ordinal = 0};
@@ -29,6 +30,17 @@ static void use_fake_peers(void)
     exe[n] = '\0';
     snprintf(dir, sizeof dir, "%s/peers", dirname(exe));
     setenv("VL_PEER_DIR", dir, 1);
+}
+
+/* Opens spec on the fake peers (an open that fails ends the test). */
+static vl_allocator *open_on_fake_peers(const char *spec)
+{
+    char err[600] = "";
+    int status = 0;
+    use_fake_peers();
+    vl_allocator *a = vl_alloc_open(spec, &gpu_like, &status, err, sizeof err);
+    if (!a) fail_msg("open %s: %s", spec, err);
+    return a;
 }
 
 static void parses(const char *spec)
@@ -146,9 +158,7 @@ static void test_forwards_to_the_shim(void **state)
     (void)state;
     char err[600] = "";
     int status = 0;
-    use_fake_peers();
-    vl_allocator *a = vl_alloc_open("rmm:pool,initial=4KiB", &gpu_like, &status, err, sizeof err);
-    if (!a) fail_msg("open: %s", err);
+    vl_allocator *a = open_on_fake_peers("rmm:pool,initial=4KiB");
     vl_alloc_stats st;
     vl_alloc_stats_get(a, &st);
     assert_int_equal(st.reserved_bytes, 4096);
@@ -183,9 +193,7 @@ static void test_torch_settings_reach_c10(void **state)
     (void)state;
     char err[600] = "";
     int status = 0;
-    use_fake_peers();
-    vl_allocator *a = vl_alloc_open("torch:expandable_segments=1", &gpu_like, &status, err, sizeof err);
-    if (!a) fail_msg("open: %s", err);
+    vl_allocator *a = open_on_fake_peers("torch:expandable_segments=1");
     assert_string_equal(getenv("PYTORCH_CUDA_ALLOC_CONF"), "backend:native,expandable_segments:True");
     vl_alloc_close(a);
     a = vl_alloc_open("torch:backend=native,expandable_segments=1", &gpu_like, &status, err, sizeof err);
@@ -196,15 +204,6 @@ static void test_torch_settings_reach_c10(void **state)
     assert_non_null(strstr(err, "one torch setting per process"));
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_torch_specs),
-        cmocka_unit_test(test_rmm_specs),
-        cmocka_unit_test(test_help_lists_peers),
-        cmocka_unit_test(test_missing_peer_skips),
-        cmocka_unit_test(test_forwards_to_the_shim),
-        cmocka_unit_test(test_torch_settings_reach_c10),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+VL_TEST_MAIN(cmocka_unit_test(test_torch_specs), cmocka_unit_test(test_rmm_specs),
+             cmocka_unit_test(test_help_lists_peers), cmocka_unit_test(test_missing_peer_skips),
+             cmocka_unit_test(test_forwards_to_the_shim), cmocka_unit_test(test_torch_settings_reach_c10))

@@ -7,6 +7,7 @@
 #include <cmocka.h>
 
 #include "scenario/size_ladder.h"
+#include "support/test_main.h"
 
 static void test_ladder_is_geometric_and_inclusive(void **state)
 {
@@ -64,14 +65,7 @@ static void test_share_of_free(void **state)
     assert_true(vl_share_of_free(1000, 0.5, 0, 0) == 500);
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_ladder_is_geometric_and_inclusive),
-        cmocka_unit_test(test_ladder_rejects_bad_input_and_respects_max),
-        cmocka_unit_test(test_ladder_does_not_wrap_at_the_top),
-        cmocka_unit_test(test_reps_bounded),
-        cmocka_unit_test(test_share_of_free),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+VL_TEST_MAIN(cmocka_unit_test(test_ladder_is_geometric_and_inclusive),
+             cmocka_unit_test(test_ladder_rejects_bad_input_and_respects_max),
+             cmocka_unit_test(test_ladder_does_not_wrap_at_the_top), cmocka_unit_test(test_reps_bounded),
+             cmocka_unit_test(test_share_of_free))

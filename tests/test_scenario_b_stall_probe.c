@@ -10,6 +10,7 @@
 
 #include "cuda/gpu.h"
 #include "scenario/stall_probe.h"
+#include "support/test_main.h"
 
 static int have_gpu(void)
 {
@@ -53,11 +54,5 @@ static void test_a_waiting_call_covers_the_kernel(void **state)
     vl_stall_probe_destroy(&p);
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_call_runs_once_and_kernel_time_is_measured),
-        cmocka_unit_test(test_a_waiting_call_covers_the_kernel),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+VL_TEST_MAIN(cmocka_unit_test(test_call_runs_once_and_kernel_time_is_measured),
+             cmocka_unit_test(test_a_waiting_call_covers_the_kernel))

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "size.h"
+#include "support/test_main.h"
 
 static uint64_t parse_ok(const char *text)
 {
@@ -65,12 +66,4 @@ static void test_format(void **state)
     assert_string_equal(vl_format_size(143771ull << 20, buf, sizeof buf), "140 GiB");
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_units),
-        cmocka_unit_test(test_rejects),
-        cmocka_unit_test(test_format),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+VL_TEST_MAIN(cmocka_unit_test(test_units), cmocka_unit_test(test_rejects), cmocka_unit_test(test_format))

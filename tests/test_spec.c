@@ -9,14 +9,16 @@
 #include "alloc.h"
 #include "device.h"
 #include "spec.h"
+#include "support/test_main.h"
 
-static const vl_option_doc docs[] = {
-    {"path", VL_OPT_STRING, NULL, NULL, "a file", 1, 0},
-    {"threshold", VL_OPT_SIZE, "2MiB", NULL, "a size", 0, 0},
-    {"on", VL_OPT_BOOL, "0", NULL, "a flag", 0, 0},
-    {"n", VL_OPT_INT, "3", NULL, "a count", 0, 0},
-    {"frac", VL_OPT_DOUBLE, "0.5", NULL, "a fraction", 0, 0},
-    {"mode", VL_OPT_ENUM, "classic", "classic|expandable", "a choice", 0, 0},
+static const vl_opt opts[] = {
+    {.name = "path", .kind = VL_OPT_STRING, .help = "a file", .positional = 1},
+    {.name = "threshold", .kind = VL_OPT_SIZE, .default_value = "2MiB", .help = "a size"},
+    {.name = "on", .kind = VL_OPT_BOOL, .default_value = "0", .help = "a flag"},
+    {.name = "n", .kind = VL_OPT_INT, .default_value = "3", .help = "a count", .min = -100, .max = 100},
+    {.name = "frac", .kind = VL_OPT_DOUBLE, .default_value = "0.5", .help = "a fraction"},
+    {.name = "mode", .kind = VL_OPT_ENUM, .default_value = "classic", .choices = "classic|expandable",
+     .help = "a choice"},
     {NULL},
 };
 
@@ -24,7 +26,7 @@ static void expect_error(const char *text, const char *why)
 {
     vl_spec s;
     char err[256] = "";
-    assert_int_equal(vl_spec_parse(text, docs, &s, err, sizeof err), -1);
+    assert_int_equal(vl_spec_parse(text, opts, &s, err, sizeof err), -1);
     if (!strstr(err, why)) fail_msg("'%s': error '%s' lacks '%s'", text, err, why);
 }
 
@@ -33,7 +35,7 @@ static void test_defaults(void **state)
     (void)state;
     vl_spec s;
     char err[256];
-    assert_int_equal(vl_spec_parse("thing", docs, &s, err, sizeof err), 0);
+    assert_int_equal(vl_spec_parse("thing", opts, &s, err, sizeof err), 0);
     assert_string_equal(s.name, "thing");
     assert_int_equal(vl_spec_size(&s, "threshold"), 2u << 20);
     assert_int_equal(vl_spec_bool(&s, "on"), 0);
@@ -49,7 +51,7 @@ static void test_values(void **state)
     (void)state;
     vl_spec s;
     char err[256];
-    assert_int_equal(vl_spec_parse("thing:./lib.so,threshold=1.5GiB,on=yes,n=-7,frac=0.25,mode=expandable", docs, &s,
+    assert_int_equal(vl_spec_parse("thing:./lib.so,threshold=1.5GiB,on=yes,n=-7,frac=0.25,mode=expandable", opts, &s,
                                    err, sizeof err),
                      0);
     assert_string_equal(vl_spec_str(&s, "path"), "./lib.so");
@@ -77,6 +79,7 @@ static void test_errors(void **state)
     expect_error("thing:frac=nan", "not a number");
     expect_error("thing:threshold=-1", "not a number");
     expect_error("thing:mode=other", "must be one of classic|expandable");
+    expect_error("thing:n=101", "out of range [-100, 100]");
     expect_error("thing:n=1,./lib.so", "not key=value");
     expect_error("th ing", "bad character");
 }
@@ -129,12 +132,6 @@ static void test_device_ordinal_shorthand(void **state)
     assert_int_equal(vl_device_spec_check("cuda:1,device=2", err, sizeof err), -1);
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_defaults),     cmocka_unit_test(test_values),       cmocka_unit_test(test_errors),
-        cmocka_unit_test(test_alloc_specs), cmocka_unit_test(test_device_specs),
-        cmocka_unit_test(test_device_ordinal_shorthand),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+VL_TEST_MAIN(cmocka_unit_test(test_defaults), cmocka_unit_test(test_values), cmocka_unit_test(test_errors),
+             cmocka_unit_test(test_alloc_specs), cmocka_unit_test(test_device_specs),
+             cmocka_unit_test(test_device_ordinal_shorthand))

@@ -9,6 +9,7 @@
 
 #include "rng.h"
 #include "stats.h"
+#include "support/test_main.h"
 
 static void test_summary(void **state)
 {
@@ -85,12 +86,6 @@ static void test_rng_ranges(void **state)
     for (int i = 0; i < 10; i++) assert_true(seen[i] > 9000 && seen[i] < 11000);
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_summary),           cmocka_unit_test(test_summary_interpolates),
-        cmocka_unit_test(test_summary_empty),     cmocka_unit_test(test_columns_match_values),
-        cmocka_unit_test(test_rng_reproducible), cmocka_unit_test(test_rng_ranges),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+VL_TEST_MAIN(cmocka_unit_test(test_summary), cmocka_unit_test(test_summary_interpolates),
+             cmocka_unit_test(test_summary_empty), cmocka_unit_test(test_columns_match_values),
+             cmocka_unit_test(test_rng_reproducible), cmocka_unit_test(test_rng_ranges))

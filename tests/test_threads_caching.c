@@ -29,6 +29,7 @@
 #include "rng.h"
 #include "support/env.h"
 #include "support/live_ranges.h"
+#include "support/test_main.h"
 
 #define MAX_THREADS 64
 #define SLOTS 48
@@ -333,16 +334,7 @@ static void test_threads_cuda_expandable(void **state)
     run_threads("cuda", "caching:segments=expandable", 1);
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_live_set_sees_overlaps),
-        cmocka_unit_test(test_threads_sim_classic),
-        cmocka_unit_test(test_threads_sim_expandable),
-        cmocka_unit_test(test_threads_sim_tight_with_trim),
-        cmocka_unit_test(test_threads_sim_expandable_with_trim),
-        cmocka_unit_test(test_threads_cuda_classic),
-        cmocka_unit_test(test_threads_cuda_expandable),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+VL_TEST_MAIN(cmocka_unit_test(test_live_set_sees_overlaps), cmocka_unit_test(test_threads_sim_classic),
+             cmocka_unit_test(test_threads_sim_expandable), cmocka_unit_test(test_threads_sim_tight_with_trim),
+             cmocka_unit_test(test_threads_sim_expandable_with_trim), cmocka_unit_test(test_threads_cuda_classic),
+             cmocka_unit_test(test_threads_cuda_expandable))

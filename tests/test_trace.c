@@ -15,6 +15,7 @@
 #include "support/tmpfile.h"
 #include "trace/load.h"
 #include "trace/trace.h"
+#include "support/test_main.h"
 
 static char err[512];
 
@@ -322,20 +323,8 @@ static void test_load_one_sniff_rule(void **state)
     unsetenv("VRAMLAB_TORCH_CONVERTER");
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_vramlab_basic),
-        cmocka_unit_test(test_vramlab_errors),
-        cmocka_unit_test(test_unknown_frees_reported),
-        cmocka_unit_test(test_torch_csv_completed),
-        cmocka_unit_test(test_torch_csv_requested),
-        cmocka_unit_test(test_torch_csv_columns_and_errors),
-        cmocka_unit_test(test_rmm),
-        cmocka_unit_test(test_guess),
-        cmocka_unit_test(test_hostile_bytes),
-        cmocka_unit_test(test_parse_file),
-        cmocka_unit_test(test_load_one_sniff_rule),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+VL_TEST_MAIN(cmocka_unit_test(test_vramlab_basic), cmocka_unit_test(test_vramlab_errors),
+             cmocka_unit_test(test_unknown_frees_reported), cmocka_unit_test(test_torch_csv_completed),
+             cmocka_unit_test(test_torch_csv_requested), cmocka_unit_test(test_torch_csv_columns_and_errors),
+             cmocka_unit_test(test_rmm), cmocka_unit_test(test_guess), cmocka_unit_test(test_hostile_bytes),
+             cmocka_unit_test(test_parse_file), cmocka_unit_test(test_load_one_sniff_rule))

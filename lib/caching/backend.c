@@ -1,6 +1,7 @@
 /* vl_backend_caching: the caching allocator behind lib/alloc.h. Parses and checks the
  * options, owns the one lock (lock.h; every entry point takes it: one uncontended atomic
  * exchange is the whole cost of thread safety), and tears everything down on close. */
+#include <float.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,33 +11,35 @@
 #include "caching/hostmem.h"
 #include "caching/sizes.h"
 
-static const vl_option_doc caching_options[] = {
-    {"segments", VL_OPT_ENUM, "classic", "classic|expandable",
-     "classic: one device allocation per segment, sized like PyTorch's (2 MiB small, 20 MiB "
-     "for requests < 10 MiB, else rounded to 2 MiB); expandable: growing virtual ranges "
-     "per stream and pool, mapped in chunks on demand (needs VMM; the low-waste choice)", 1, 0},
-    {"roundup_div", VL_OPT_INT, "0", NULL,
-     "round requests up to one of N power-of-two divisions (PyTorch's roundup_power2_divisions; "
-     "a power of two; 0 or 1: plain 512 B rounding)", 0, 0},
-    {"max_split", VL_OPT_SIZE, "0", NULL,
-     "classic: blocks this large or larger are never split and serve only requests >= it "
-     "(PyTorch's max_split_size_mb); 0: unlimited", 0, 0},
-    {"gc", VL_OPT_DOUBLE, "0", NULL,
-     "classic: before growing past this fraction of device capacity, give back entirely free "
-     "segments, oldest first (PyTorch's garbage_collection_threshold); 0: off", 0, 0},
-    {"chunk", VL_OPT_SIZE, "2MiB", NULL,
-     "expandable: largest mapping unit (a power-of-two multiple of the device granularity, "
-     "rounded down); chunks start at one granule and double with the offset (64 per "
-     "doubling). 2MiB (one granule, as PyTorch) wastes least; larger chunks take fewer map "
-     "calls while growing but strand more free memory in partly used chunks", 0, 0},
-    {"reclaim", VL_OPT_DOUBLE, "0.01", NULL,
-     "expandable: let a stream's reserved grow to (1 + this) x its peak allocated; past that, "
-     "unmap its own wholly free chunks before mapping more, once an event recorded on it says "
-     "their work completed (no waiting; their memory is kept for the next map, up to this cap), "
-     "other streams' only when the device is out of memory (after waiting for it); "
-     "-1: unmap only on trim and under memory pressure, like PyTorch", 0, 0},
-    {"oom_report", VL_OPT_BOOL, "0", NULL, "print a PyTorch-style report to stderr on every OOM", 0, 0},
-    {NULL, 0, NULL, NULL, NULL, 0, 0},
+static const vl_opt caching_options[] = {
+    {.name = "segments", .kind = VL_OPT_ENUM, .default_value = "classic", .choices = "classic|expandable",
+     .help = "classic: one device allocation per segment, sized like PyTorch's (2 MiB small, 20 MiB "
+             "for requests < 10 MiB, else rounded to 2 MiB); expandable: growing virtual ranges "
+             "per stream and pool, mapped in chunks on demand (needs VMM; the low-waste choice)",
+     .positional = 1},
+    {.name = "roundup_div", .kind = VL_OPT_INT, .default_value = "0",
+     .help = "round requests up to one of N power-of-two divisions (PyTorch's roundup_power2_divisions; "
+             "a power of two; 0 or 1: plain 512 B rounding)"},
+    {.name = "max_split", .kind = VL_OPT_SIZE, .default_value = "0",
+     .help = "classic: blocks this large or larger are never split and serve only requests >= it "
+             "(PyTorch's max_split_size_mb); 0: unlimited"},
+    {.name = "gc", .kind = VL_OPT_DOUBLE, .default_value = "0",
+     .help = "classic: before growing past this fraction of device capacity, give back entirely free "
+             "segments, oldest first (PyTorch's garbage_collection_threshold); 0: off"},
+    {.name = "chunk", .kind = VL_OPT_SIZE, .default_value = "2MiB",
+     .help = "expandable: largest mapping unit (a power-of-two multiple of the device granularity, "
+             "rounded down); chunks start at one granule and double with the offset (64 per "
+             "doubling). 2MiB (one granule, as PyTorch) wastes least; larger chunks take fewer map "
+             "calls while growing but strand more free memory in partly used chunks"},
+    {.name = "reclaim", .kind = VL_OPT_DOUBLE, .default_value = "0.01", .min = -DBL_MAX, .max = DBL_MAX, /* -1 is a mode */
+     .help = "expandable: let a stream's reserved grow to (1 + this) x its peak allocated; past that, "
+             "unmap its own wholly free chunks before mapping more, once an event recorded on it says "
+             "their work completed (no waiting; their memory is kept for the next map, up to this cap), "
+             "other streams' only when the device is out of memory (after waiting for it); "
+             "-1: unmap only on trim and under memory pressure, like PyTorch"},
+    {.name = "oom_report", .kind = VL_OPT_BOOL, .default_value = "0",
+     .help = "print a PyTorch-style report to stderr on every OOM"},
+    {NULL},
 };
 
 static vl_caching *impl(vl_allocator *a) { return (vl_caching *)a->impl; }
@@ -71,7 +74,7 @@ static int caching_open(vl_allocator *a, const vl_spec *spec, char *err, size_t 
     }
     if (cfg.expandable && a->dev->granularity > a->dev->total_bytes) {
         snprintf(err, errlen, "caching: segments=expandable cannot map anything: the granularity (%zu bytes) "
-                 "exceeds the device (%zu bytes)", a->dev->granularity, a->dev->total_bytes);
+             "exceeds the device (%zu bytes)", a->dev->granularity, a->dev->total_bytes);
         return VL_OPEN_USAGE;
     }
     if (cfg.expandable && cfg.chunk > a->dev->total_bytes) {

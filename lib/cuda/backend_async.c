@@ -11,12 +11,15 @@
 #include "alloc.h"
 #include "cuda/gpu.h"
 
-static const vl_option_doc async_options[] = {
-    {"pool", VL_OPT_ENUM, "default", "default|private", "the device's default pool, or a pool of our own", 0, 0},
-    {"release_threshold", VL_OPT_SIZE, NULL, NULL, "bytes the pool keeps at a sync (driver default: 0)", 0, 0},
-    {"follow_events", VL_OPT_BOOL, NULL, NULL, "cudaMemPoolReuseFollowEventDependencies (driver default: 1)", 0, 0},
-    {"opportunistic", VL_OPT_BOOL, NULL, NULL, "cudaMemPoolReuseAllowOpportunistic (driver default: 1)", 0, 0},
-    {"internal_deps", VL_OPT_BOOL, NULL, NULL, "cudaMemPoolReuseAllowInternalDependencies (driver default: 1)", 0, 0},
+static const vl_opt async_options[] = {
+    {.name = "pool", .kind = VL_OPT_ENUM, .default_value = "default", .choices = "default|private",
+     .help = "the device's default pool, or a pool of our own"},
+    {.name = "release_threshold", .kind = VL_OPT_SIZE, .help = "bytes the pool keeps at a sync (driver default: 0)"},
+    {.name = "follow_events", .kind = VL_OPT_BOOL,
+     .help = "cudaMemPoolReuseFollowEventDependencies (driver default: 1)"},
+    {.name = "opportunistic", .kind = VL_OPT_BOOL, .help = "cudaMemPoolReuseAllowOpportunistic (driver default: 1)"},
+    {.name = "internal_deps", .kind = VL_OPT_BOOL,
+     .help = "cudaMemPoolReuseAllowInternalDependencies (driver default: 1)"},
     {NULL},
 };
 

@@ -12,10 +12,12 @@
 
 #include "alloc.h"
 
-static const vl_option_doc plugin_options[] = {
-    {"path", VL_OPT_STRING, NULL, NULL, "the shared library (may be given bare: plugin:./my.so)", 1, 1},
-    {"alloc", VL_OPT_STRING, "vl_alloc", NULL, "name of its allocation function", 0, 0},
-    {"free", VL_OPT_STRING, "vl_free", NULL, "name of its free function", 0, 0},
+static const vl_opt plugin_options[] = {
+    {.name = "path", .kind = VL_OPT_STRING,
+     .help = "the shared library (may be given bare: plugin:./my.so)",
+     .positional = 1, .required = 1},
+    {.name = "alloc", .kind = VL_OPT_STRING, .default_value = "vl_alloc", .help = "name of its allocation function"},
+    {.name = "free", .kind = VL_OPT_STRING, .default_value = "vl_free", .help = "name of its free function"},
     {NULL},
 };
 

@@ -7,7 +7,7 @@
 #include "alloc.h"
 #include "cuda/gpu.h"
 
-static const vl_option_doc raw_options[] = {{NULL}};
+static const vl_opt raw_options[] = {{NULL}};
 
 /* No state: requested bytes, calls and OOMs are the statistics adaptor's (alloc.h). */
 static int raw_open(vl_allocator *a, const vl_spec *spec, char *err, size_t errlen)

@@ -6,13 +6,13 @@
 #include "alloc.h"
 #include "peer_backend.h"
 
-static const vl_option_doc rmm_options[] = {
-    {"resource", VL_OPT_ENUM, "pool", "pool|arena|binning|async",
-     "pool_memory_resource, arena_memory_resource, binning over a pool (bins 256KiB..4MiB), cuda_async_memory_resource",
-     1, 0},
-    {"initial", VL_OPT_SIZE, NULL, NULL,
-     "pool/binning: initial pool size (default half the free memory); arena: arena size; async: initial pool size", 0, 0},
-    {"maximum", VL_OPT_SIZE, NULL, NULL, "pool/binning: the most the pool grows to (default: all memory)", 0, 0},
+static const vl_opt rmm_options[] = {
+    {.name = "resource", .kind = VL_OPT_ENUM, .default_value = "pool", .choices = "pool|arena|binning|async",
+     .help = "pool_memory_resource, arena_memory_resource, binning over a pool (bins 256KiB..4MiB), cuda_async_memory_resource",
+     .positional = 1},
+    {.name = "initial", .kind = VL_OPT_SIZE,
+     .help = "pool/binning: initial pool size (default half the free memory); arena: arena size; async: initial pool size"},
+    {.name = "maximum", .kind = VL_OPT_SIZE, .help = "pool/binning: the most the pool grows to (default: all memory)"},
     {NULL},
 };
 

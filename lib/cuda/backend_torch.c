@@ -10,9 +10,12 @@
 #include "alloc.h"
 #include "peer_backend.h"
 
-static const vl_option_doc torch_options[] = {
-    {"expandable_segments", VL_OPT_BOOL, "0", NULL, "grow segments by mapping pages (native backend only)", 0, 0},
-    {"backend", VL_OPT_ENUM, "native", "native|cudaMallocAsync", "c10's own caching allocator, or its cudaMallocAsync one", 1, 0},
+static const vl_opt torch_options[] = {
+    {.name = "expandable_segments", .kind = VL_OPT_BOOL, .default_value = "0",
+     .help = "grow segments by mapping pages (native backend only)"},
+    {.name = "backend", .kind = VL_OPT_ENUM, .default_value = "native", .choices = "native|cudaMallocAsync",
+     .help = "c10's own caching allocator, or its cudaMallocAsync one",
+     .positional = 1},
     {NULL},
 };
 

@@ -23,11 +23,11 @@
 #include "device.h"
 #include "exitcodes.h"
 
-const vl_option_doc vl_device_cuda_options[] = {
-    {.key = "device", .kind = VL_OPT_INT, .default_value = "0", .help = "CUDA device ordinal (cuda:N is short for cuda:device=N)", .positional = 1},
-    {.key = "vmm", .kind = VL_OPT_BOOL, .default_value = "1",
+const vl_opt vl_device_cuda_options[] = {
+    {.name = "device", .kind = VL_OPT_INT, .default_value = "0", .help = "CUDA device ordinal (cuda:N is short for cuda:device=N)", .positional = 1},
+    {.name = "vmm", .kind = VL_OPT_BOOL, .default_value = "1",
      .help = "use the driver's virtual-memory API where the GPU supports it (0: report it unsupported)"},
-    {.key = NULL},
+    {.name = NULL},
 };
 
 /* --- driver entry points (resolved once per process) ------------------------------ */

@@ -7,7 +7,7 @@
 
 typedef struct device_kind {
     const char *name;
-    const vl_option_doc *options;
+    const vl_opt *options;
     const char *summary;
 } device_kind;
 

@@ -26,27 +26,39 @@
 #include "device.h"
 #include "exitcodes.h"
 
-const vl_option_doc vl_device_sim_options[] = {
-    {"capacity", VL_OPT_SIZE, "80GiB", NULL, "device memory capacity", 1, 0},
-    {"granularity", VL_OPT_SIZE, "2MiB", NULL, "VMM allocation granularity (a power of two >= 512 B)", 0, 0},
-    {"events", VL_OPT_ENUM, "immediate", "immediate|manual",
-     "immediate: every event is complete when queried; manual: only after vl_sim_complete_*", 0, 0},
-    {"overhead", VL_OPT_SIZE, "0", NULL,
-     "memory a context holds before any allocation (a real CUDA context: ~527 MiB)", 0, 0},
-    {"vmm", VL_OPT_BOOL, "1", NULL, "virtual memory (map/unmap) supported; 0 makes it VL_DEV_UNSUPPORTED", 0, 0},
-    /* Fault injection (the order of vl_sim_op): the Nth call of that kind fails with
-     * VL_DEV_ERROR, as a driver error would; 0: never. */
-    {"fail_alloc", VL_OPT_INT, "0", NULL, "the Nth mem_alloc fails with a device error (0: never)", 0, 0},
-    {"fail_free", VL_OPT_INT, "0", NULL, "the Nth mem_free fails with a device error (0: never)", 0, 0},
-    {"fail_reserve", VL_OPT_INT, "0", NULL, "the Nth va_reserve fails with a device error (0: never)", 0, 0},
-    {"fail_release", VL_OPT_INT, "0", NULL, "the Nth va_release fails with a device error (0: never)", 0, 0},
-    {"fail_map", VL_OPT_INT, "0", NULL, "the Nth map (create + map of a chunk) fails with a device error (0: never)", 0, 0},
-    {"fail_unmap", VL_OPT_INT, "0", NULL, "the Nth unmap fails with a device error (0: never)", 0, 0},
-    {"fail_event", VL_OPT_INT, "0", NULL, "the Nth event_record fails with a device error (0: never)", 0, 0},
-    {"fail_query", VL_OPT_INT, "0", NULL, "the Nth event_query fails with a device error (0: never)", 0, 0},
-    {"fail_sync", VL_OPT_INT, "0", NULL, "the Nth synchronize fails with a device error (0: never)", 0, 0},
-    {"fail_phys", VL_OPT_INT, "0", NULL, "the Nth phys_release or phys_share fails with a device error (0: never)", 0, 0},
-    {NULL, 0, NULL, NULL, NULL, 0, 0},
+const vl_opt vl_device_sim_options[] = {
+    {.name = "capacity", .kind = VL_OPT_SIZE, .default_value = "80GiB",
+     .help = "device memory capacity",
+     .positional = 1},
+    {.name = "granularity", .kind = VL_OPT_SIZE, .default_value = "2MiB",
+     .help = "VMM allocation granularity (a power of two >= 512 B)"},
+    {.name = "events", .kind = VL_OPT_ENUM, .default_value = "immediate", .choices = "immediate|manual",
+     .help = "immediate: every event is complete when queried; manual: only after vl_sim_complete_*"},
+    {.name = "overhead", .kind = VL_OPT_SIZE, .default_value = "0",
+     .help = "memory a context holds before any allocation (a real CUDA context: ~527 MiB)"},
+    {.name = "vmm", .kind = VL_OPT_BOOL, .default_value = "1",
+     .help = "virtual memory (map/unmap) supported; 0 makes it VL_DEV_UNSUPPORTED"},
+    {.name = "fail_alloc", .kind = VL_OPT_INT, .default_value = "0",
+     .help = "the Nth mem_alloc fails with a device error (0: never)"},
+    {.name = "fail_free", .kind = VL_OPT_INT, .default_value = "0",
+     .help = "the Nth mem_free fails with a device error (0: never)"},
+    {.name = "fail_reserve", .kind = VL_OPT_INT, .default_value = "0",
+     .help = "the Nth va_reserve fails with a device error (0: never)"},
+    {.name = "fail_release", .kind = VL_OPT_INT, .default_value = "0",
+     .help = "the Nth va_release fails with a device error (0: never)"},
+    {.name = "fail_map", .kind = VL_OPT_INT, .default_value = "0",
+     .help = "the Nth map (create + map of a chunk) fails with a device error (0: never)"},
+    {.name = "fail_unmap", .kind = VL_OPT_INT, .default_value = "0",
+     .help = "the Nth unmap fails with a device error (0: never)"},
+    {.name = "fail_event", .kind = VL_OPT_INT, .default_value = "0",
+     .help = "the Nth event_record fails with a device error (0: never)"},
+    {.name = "fail_query", .kind = VL_OPT_INT, .default_value = "0",
+     .help = "the Nth event_query fails with a device error (0: never)"},
+    {.name = "fail_sync", .kind = VL_OPT_INT, .default_value = "0",
+     .help = "the Nth synchronize fails with a device error (0: never)"},
+    {.name = "fail_phys", .kind = VL_OPT_INT, .default_value = "0",
+     .help = "the Nth phys_release or phys_share fails with a device error (0: never)"},
+    {NULL},
 };
 
 /* Address space handed out by the bump pointer: starts at 1 TiB (never 0, never near
@@ -709,12 +721,7 @@ vl_device *vl_device_sim_open(const vl_spec *spec, int *status, char *err, size_
     }
     uint64_t fail_at[VL_SIM_OPS];
     for (int op = 0; op < VL_SIM_OPS; op++) {
-        int64_t n = vl_spec_int(spec, fault_keys[op]);
-        if (n < 0) {
-            snprintf(err, errlen, "sim: %s must be >= 0 (0: never), got %lld", fault_keys[op], (long long)n);
-            return NULL;
-        }
-        fail_at[op] = (uint64_t)n;
+        fail_at[op] = (uint64_t)vl_spec_int(spec, fault_keys[op]); /* not negative: the option's range */
     }
     sim_device *s = calloc(1, sizeof *s);
     if (!s || vl_addrmap_init(&s->plain, 1024)) {

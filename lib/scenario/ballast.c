@@ -43,3 +43,10 @@ void vl_ballast_release(vl_ballast *b)
     b->ptr = NULL;
     b->bytes = 0;
 }
+
+size_t vl_ballast_take_working_set(vl_ballast *b, vl_program *p, uint64_t memory)
+{
+    size_t work = vl_ballast_take(b, p->dev, vl_working_set(memory, p->cli.quick));
+    vl_csv_meta(p->csv, "working_set_bytes", "%zu (device free memory during the run)", work);
+    return work;
+}

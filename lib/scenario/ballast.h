@@ -11,6 +11,7 @@
 
 #include "cli.h"
 #include "device.h"
+#include "program.h"
 
 typedef struct vl_ballast {
     vl_device *dev;
@@ -36,5 +37,10 @@ size_t vl_working_set(uint64_t memory, int quick);
  * or keep_free is 0). Returns the device's free bytes afterwards. */
 size_t vl_ballast_take(vl_ballast *b, vl_device *dev, size_t keep_free);
 void vl_ballast_release(vl_ballast *b);
+
+/* What every working-set program does after vl_program_start: takes the ballast for its
+ * --memory value (under --quick at most VL_QUICK_WORKING_SET) and records the working set
+ * in the CSV's metadata (working_set_bytes). Returns the device's free bytes. */
+size_t vl_ballast_take_working_set(vl_ballast *b, vl_program *p, uint64_t memory);
 
 #endif

@@ -82,7 +82,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         {"name", VL_CLI_STRING, &opt_name, "a string", 0, 0},
         {"flag", VL_CLI_FLAG, &opt_flag, "a flag", 0, 0},
         {"any", VL_CLI_INT, &opt_any, "a non-negative integer", 0, 0},
-        {NULL, 0, NULL, NULL, 0, 0},
+        {NULL},
     };
     vl_cli cli = {.summary = "fuzzed", .alloc_spec = "caching", .device_spec = "sim", .seed = 1};
 

@@ -27,27 +27,27 @@ static const vl_alloc_backend *const all_backends[] = {&vl_backend_raw, &vl_back
 
 /* One option of every kind, a positional one first, so the fuzzer reaches every
  * value parser whatever the real tables hold today. */
-static const vl_option_doc every_kind[] = {
-    {.key = "size", .kind = VL_OPT_SIZE, .default_value = "2MiB", .help = "a size", .positional = 1},
-    {.key = "flag", .kind = VL_OPT_BOOL, .default_value = "0", .help = "a boolean"},
-    {.key = "count", .kind = VL_OPT_INT, .help = "an integer without default"},
-    {.key = "ratio", .kind = VL_OPT_DOUBLE, .default_value = "0.5", .help = "a number"},
-    {.key = "mode", .kind = VL_OPT_ENUM, .default_value = "a", .choices = "a|bb|ccc", .help = "a choice"},
-    {.key = "path", .kind = VL_OPT_STRING, .help = "a string"},
-    {.key = NULL},
+static const vl_opt every_kind[] = {
+    {.name = "size", .kind = VL_OPT_SIZE, .default_value = "2MiB", .help = "a size", .positional = 1},
+    {.name = "flag", .kind = VL_OPT_BOOL, .default_value = "0", .help = "a boolean"},
+    {.name = "count", .kind = VL_OPT_INT, .help = "an integer without default", .min = -1e19, .max = 1e19},
+    {.name = "ratio", .kind = VL_OPT_DOUBLE, .default_value = "0.5", .help = "a number"},
+    {.name = "mode", .kind = VL_OPT_ENUM, .default_value = "a", .choices = "a|bb|ccc", .help = "a choice"},
+    {.name = "path", .kind = VL_OPT_STRING, .help = "a string"},
+    {.name = NULL},
 };
 
 /* A table whose SPECs must name an option (like plugin's path=). */
-static const vl_option_doc with_required[] = {
-    {.key = "path", .kind = VL_OPT_STRING, .help = "a required string", .positional = 1, .required = 1},
-    {.key = "limit", .kind = VL_OPT_SIZE, .help = "a size without default"},
-    {.key = NULL},
+static const vl_opt with_required[] = {
+    {.name = "path", .kind = VL_OPT_STRING, .help = "a required string", .positional = 1, .required = 1},
+    {.name = "limit", .kind = VL_OPT_SIZE, .help = "a size without default"},
+    {.name = NULL},
 };
 
-static size_t count_docs(const vl_option_doc *docs)
+static size_t count_docs(const vl_opt *docs)
 {
     size_t n = 0;
-    while (docs && docs[n].key) n++;
+    while (docs && docs[n].name) n++;
     return n;
 }
 
@@ -59,7 +59,7 @@ static size_t count_choices(const char *choices)
 }
 
 /* What a successful parse must look like, whatever the input was. */
-static void check_parsed(const vl_spec *sp, const vl_option_doc *docs, const char *text)
+static void check_parsed(const vl_spec *sp, const vl_opt *docs, const char *text)
 {
     size_t ndocs = count_docs(docs);
     VL_FUZZ_ASSERT(strnlen(sp->name, sizeof sp->name) < sizeof sp->name, "name not terminated for '%s'", text);
@@ -68,27 +68,28 @@ static void check_parsed(const vl_spec *sp, const vl_option_doc *docs, const cha
     VL_FUZZ_ASSERT(sp->nvalues <= VL_SPEC_MAX_OPTS, "nvalues %zu for '%s'", sp->nvalues, text);
     for (size_t i = 0; i < sp->nvalues; i++) {
         const vl_spec_value *v = &sp->values[i];
-        VL_FUZZ_ASSERT(v->doc >= docs && v->doc < docs + ndocs, "value %zu has a doc outside the table ('%s')", i,
+        VL_FUZZ_ASSERT(v->opt >= docs && v->opt < docs + ndocs, "value %zu has a doc outside the table ('%s')", i,
                        text);
-        VL_FUZZ_ASSERT(!v->given || v->present, "option '%s' given but not present ('%s')", v->doc->key, text);
+        VL_FUZZ_ASSERT(!v->given || v->present, "option '%s' given but not present ('%s')", v->opt->name, text);
         VL_FUZZ_ASSERT(strnlen(v->text, sizeof v->text) < sizeof v->text, "value text not terminated ('%s')", text);
         for (size_t j = 0; j < i; j++)
-            VL_FUZZ_ASSERT(sp->values[j].doc != v->doc || !v->present || !sp->values[j].present,
-                           "option '%s' present twice ('%s')", v->doc->key, text);
+            VL_FUZZ_ASSERT(sp->values[j].opt != v->opt || !v->present || !sp->values[j].present,
+                           "option '%s' present twice ('%s')", v->opt->name, text);
         if (!v->present) continue;
-        switch (v->doc->kind) {
+        switch (v->opt->kind) {
         case VL_OPT_SIZE:
-            VL_FUZZ_ASSERT(v->size <= (UINT64_C(1) << 62), "size %llu for '%s'", (unsigned long long)v->size, text);
+            VL_FUZZ_ASSERT(v->value.size <= (UINT64_C(1) << 62), "size %llu for '%s'", (unsigned long long)v->value.size, text);
             break;
+        case VL_OPT_FLAG:
         case VL_OPT_BOOL:
-            VL_FUZZ_ASSERT(v->integer == 0 || v->integer == 1, "bool %lld for '%s'", (long long)v->integer, text);
+            VL_FUZZ_ASSERT(v->value.integer == 0 || v->value.integer == 1, "bool %lld for '%s'", (long long)v->value.integer, text);
             break;
         case VL_OPT_DOUBLE:
-            VL_FUZZ_ASSERT(!isnan(v->number), "NaN accepted for '%s' in '%s'", v->doc->key, text);
+            VL_FUZZ_ASSERT(!isnan(v->value.number), "NaN accepted for '%s' in '%s'", v->opt->name, text);
             break;
         case VL_OPT_ENUM:
-            VL_FUZZ_ASSERT(v->choice >= 0 && (size_t)v->choice < count_choices(v->doc->choices),
-                           "choice %d of '%s' for '%s'", v->choice, v->doc->choices, text);
+            VL_FUZZ_ASSERT(v->value.choice >= 0 && (size_t)v->value.choice < count_choices(v->opt->choices),
+                           "choice %d of '%s' for '%s'", v->value.choice, v->opt->choices, text);
             break;
         case VL_OPT_STRING:
             VL_FUZZ_ASSERT(strchr(v->text, ',') == NULL, "string value with ',' in '%s'", text);
@@ -101,18 +102,18 @@ static void check_parsed(const vl_spec *sp, const vl_option_doc *docs, const cha
     for (size_t d = 0; d < ndocs; d++) {
         if (!docs[d].required) continue;
         int found = 0;
-        for (size_t i = 0; i < sp->nvalues; i++) found |= sp->values[i].doc == &docs[d] && sp->values[i].given;
-        VL_FUZZ_ASSERT(found, "required option '%s' missing but '%s' accepted", docs[d].key, text);
+        for (size_t i = 0; i < sp->nvalues; i++) found |= sp->values[i].opt == &docs[d] && sp->values[i].given;
+        VL_FUZZ_ASSERT(found, "required option '%s' missing but '%s' accepted", docs[d].name, text);
     }
     for (size_t d = 0; d < ndocs; d++) {
         if (!docs[d].default_value) continue;
         int found = 0;
-        for (size_t i = 0; i < sp->nvalues; i++) found |= sp->values[i].doc == &docs[d] && sp->values[i].present;
-        VL_FUZZ_ASSERT(found, "option '%s' has a default but is absent after parsing '%s'", docs[d].key, text);
+        for (size_t i = 0; i < sp->nvalues; i++) found |= sp->values[i].opt == &docs[d] && sp->values[i].present;
+        VL_FUZZ_ASSERT(found, "option '%s' has a default but is absent after parsing '%s'", docs[d].name, text);
     }
 }
 
-static void parse_against(const char *text, const vl_option_doc *docs, size_t errlen)
+static void parse_against(const char *text, const vl_opt *docs, size_t errlen)
 {
     vl_spec *sp = calloc(1, sizeof *sp);
     char *err = malloc(errlen);
