@@ -1,7 +1,7 @@
 # Live PyTorch benchmark (issue #11 item 3): real workloads in fresh processes under
 # PyTorch's allocators, vramlab's through the plugin, and RMM's through the same plugin
 # (scripts/torch/bench.py, statistics scripts/torch/bench_stats.py, figure plots/torch_bench.gp).
-#   make torch-bench [QUICK=1] [RUN=id] [ROUNDS=n] [TORCH_BENCH_ARGS='--workloads moe']
+#   make torch-bench [QUICK=1] [RUN=id] [ROUNDS=n] [BUDGET=seconds] [TORCH_BENCH_ARGS='--workloads moe']
 #       results/torch-bench/<run-id>/{samples,summary,verdict}.csv, report.txt,
 #       conditions.txt; plots/torch_bench.png where gnuplot is installed, elsewhere
 #       later: make plots RUN=torch-bench/<run-id>
@@ -21,7 +21,7 @@ torch-bench: $(TORCH_BENCH_DEPS)
 	 if [ $$rc -eq 77 ]; then echo "$$why"; echo "SKIP torch-bench: $$(echo "$$why" | tail -1)"; exit 0; fi; \
 	 [ $$rc -eq 0 ] || { echo "$$why"; exit $$rc; }; \
 	 python3 scripts/torch/bench.py $(if $(QUICK),--quick) $(if $(RUN),--run-id $(RUN)) \
-	   $(if $(ROUNDS),--rounds $(ROUNDS)) --plugin $(PLUGIN_SO) $(TORCH_BENCH_ARGS)
+	   $(if $(ROUNDS),--rounds $(ROUNDS)) $(if $(BUDGET),--budget $(BUDGET)) --plugin $(PLUGIN_SO) $(TORCH_BENCH_ARGS)
 
 test-torch-bench:
 	@python3 scripts/torch/test_bench.py

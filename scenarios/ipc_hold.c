@@ -487,7 +487,8 @@ int main(int argc, char **argv)
     vl_child_release(&x.kid);
     vl_child_end end = vl_child_wait(&x.kid, 20000);
     char end_text[64];
-    vl_csv_meta(p.csv, "consumer_end", "%s", vl_child_end_text(end, end_text, sizeof end_text));
+    /* After the rows: a note on stderr (metadata belongs before the CSV header). */
+    fprintf(stderr, "ipc_hold: the consumer process ended: %s\n", vl_child_end_text(end, end_text, sizeof end_text));
     /* The consumer's context goes away asynchronously; the frame's leak check follows. */
     vl_gpu_wait_used_at_most(x.ordinal, (int64_t)(p.dev->total_bytes - p.free_at_start) + (int64_t)(2 * MiB), 10000);
     VL_CUDA_CHECK(cudaStreamDestroy(x.s));

@@ -106,8 +106,12 @@ if [ -n "$gpus" ] && [ "$have_gpu" = 1 ]; then
         echo "== bench: GPU $g -> $out/gpu$g"
         "$0" "${pass[@]}" --device "cuda:$g" --out "$out/gpu$g" || status=1
     done
-    echo "== bench: the multi-GPU lines -> $out/multigpu"
-    "$0" "${pass[@]}" --multi-only --out "$out/multigpu" || status=1
+    # The lines that use several GPUs, where the suite (and --only) has any.
+    if awk -F'\t' -v only=",$only," '$1 !~ /^#/ && $2 ~ /multi/ && (only == ",," || index(only, "," $1 ",")) { f = 1 }
+                                      END { exit !f }' scripts/suite.d/*.tsv; then
+        echo "== bench: the multi-GPU lines -> $out/multigpu"
+        "$0" "${pass[@]}" --multi-only --out "$out/multigpu" || status=1
+    fi
     echo "bench: per-GPU results in $out/gpu{$(IFS=,; echo "${list[*]}")}; compare two with: scripts/compare $out/gpu${list[0]} $out/gpu${list[-1]}"
     exit $status
 fi
@@ -172,6 +176,7 @@ run_pass() {
     echo "program,device,alloc,status,exit_code,seconds,csv,note" >"$manifest"
     for job in "${order[@]}"; do
         IFS=$'\t' read -r prog dev alloc args qargs label <<<"$job"
+        [ -n "$prog" ] || continue
         n=$((n + 1))
         tag=$(printf '%s' "$alloc" | tr ':,=/' '____')
         [ "$alloc" = - ] && tag=default

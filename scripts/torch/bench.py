@@ -306,6 +306,12 @@ def driver(args):
         print(f"skipped {','.join(a for a in skipped if skipped[a] == why)}: {why}")
     rows, t0 = [], time.monotonic()
     for i, (rnd, order, w, a) in enumerate(jobs):
+        longest = max((r["process_s"] for r in rows), default=0)
+        if args.budget and time.monotonic() - t0 + longest > args.budget:
+            print(f"bench: time budget of {args.budget} s reached after {i} of {len(jobs)} processes; "
+                  "summarizing those", flush=True)
+            skipped["(the rest)"] = f"time budget {args.budget} s: {len(jobs) - i} of {len(jobs)} processes not run"
+            break
         row = run_one(args, outdir, rnd, order, w, a, args.size)
         rows.append(row)
         print(f"[{i + 1:3d}/{len(jobs)}] round {rnd} {w:12s} {a:20s} "
@@ -333,6 +339,9 @@ def main():
     ap.add_argument("--job-timeout", type=float, default=300, help="seconds one process may run")
     ap.add_argument("--dry-run", action="store_true", help="print the schedule and exit")
     ap.add_argument("--check", action="store_true", help="exit 0 where torch and a GPU are, else 77 with one line")
+    ap.add_argument("--budget", type=float, default=0,
+                    help="seconds: start no process that could end past this (whole rounds run first, "
+                         "so a cut run still interleaves); 0: no limit")
     ap.add_argument("--summarize", metavar="DIR", help="recompute DIR's summary from DIR/samples.csv")
     # worker mode (one workload under one allocator, in this fresh process)
     ap.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
