@@ -59,7 +59,7 @@ done
 [ -z "$gpus" ] || [[ $gpus =~ ^(all|[0-9]+(,[0-9]+)*)$ ]] || { echo "bench.sh: --gpus needs all or N[,N...], not '$gpus'" >&2; exit 2; }
 [ -z "$gpus" ] || [ -z "$device_override" ] || { echo "bench.sh: --gpus and --device exclude each other" >&2; exit 2; }
 ALL_ALLOCS="raw async caching caching:segments=expandable"
-PEER_ALLOCS="torch torch:expandable_segments=1 rmm:pool rmm:async rmm:arena rmm:binning"
+PEER_ALLOCS="torch torch:expandable_segments=1 rmm:pool,initial=256MiB rmm:async rmm:arena rmm:binning" # pool: RMM's default first size, half the free memory, would be what it measures
 
 # Is there a GPU? device_info exits 77 with one line when there is none.
 info=$(mktemp); trap 'rm -f "$info"' EXIT
