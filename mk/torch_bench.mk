@@ -1,10 +1,15 @@
 # Live PyTorch benchmark (issue #11 item 3): real workloads in fresh processes under
 # PyTorch's allocators, vramlab's through the plugin, and RMM's through the same plugin
 # (scripts/torch/bench.py, statistics scripts/torch/bench_stats.py, figure plots/torch_bench.gp).
-#   make torch-bench [QUICK=1] [RUN=id] [ROUNDS=n] [BUDGET=seconds] [TORCH_BENCH_ARGS='--workloads moe']
+#   make torch-bench [QUICK=1] [RUN=id] [ROUNDS=n] [BUDGET=seconds] [RESUME=1]
+#                    [TORCH_BENCH_ARGS='--workloads moe --allocators vramlab,vramlab-expandable']
 #       results/torch-bench/<run-id>/{samples,summary,verdict}.csv, report.txt,
 #       conditions.txt; plots/torch_bench.png where gnuplot is installed, elsewhere
 #       later: make plots RUN=torch-bench/<run-id>
+#   A long run in time-boxed calls: the first with RUN=x BUDGET=540 (seconds), the next
+#   ones the same plus RESUME=1 (skips the processes samples.csv already has, re-runs
+#   failed ones), until it prints "bench: complete" (scripts/torch/README.md).
+#   Stopped by a signal (timeout), bench.py keeps the finished processes and exits 124.
 #   make test-torch-bench   statistics, verdict, CSVs, figure and the skip: no torch, no GPU
 # Without torch or a GPU the script exits 77; make can only exit 0 or 2, so a skip is
 # one last line "SKIP torch-bench: <why>" and status 0 (as test-gpu-torch).
@@ -21,7 +26,8 @@ torch-bench: $(TORCH_BENCH_DEPS)
 	 if [ $$rc -eq 77 ]; then echo "$$why"; echo "SKIP torch-bench: $$(echo "$$why" | tail -1)"; exit 0; fi; \
 	 [ $$rc -eq 0 ] || { echo "$$why"; exit $$rc; }; \
 	 python3 scripts/torch/bench.py $(if $(QUICK),--quick) $(if $(RUN),--run-id $(RUN)) \
-	   $(if $(ROUNDS),--rounds $(ROUNDS)) $(if $(BUDGET),--budget $(BUDGET)) --plugin $(PLUGIN_SO) $(TORCH_BENCH_ARGS)
+	   $(if $(ROUNDS),--rounds $(ROUNDS)) $(if $(BUDGET),--budget $(BUDGET)) \
+	   $(if $(filter-out 0 no,$(RESUME)),--resume) --plugin $(PLUGIN_SO) $(TORCH_BENCH_ARGS)
 
 test-torch-bench:
 	@python3 scripts/torch/test_bench.py

@@ -23,18 +23,35 @@ no fused attention kernels (their backward passes use atomics): equal results ar
 expected outcome. Statistics and verdict: bench_stats.py.
 
 Out: results/torch-bench/RUN_ID/{samples.csv, summary.csv, verdict.csv, report.txt,
-conditions.txt, torch_bench.summary.csv (for `make plots`), logs/, plots/}.
-  bench.py [--quick] [--rounds N] [--workloads a,b] [--allocators a,b] [--run-id ID]
+conditions.txt, torch_bench.summary.csv (for `make plots`), logs/, plots/}. samples.csv
+grows by one row as each process ends (appended and flushed in one write), so a run
+cut short keeps every finished process; the summary comes at the end.
+  bench.py [--quick] [--rounds N] [--workloads a,b] [--allocators a,b] [--run-id ID] [--budget S]
+  bench.py --run-id ID --resume [same options]
+                               continues run ID: the (round, workload, allocator) processes
+                               its samples.csv has with status ok are skipped, failed ones
+                               run again, the rest of the same schedule runs; then all its
+                               rows are summarized. conditions.txt has a line per part
+                               (date, git revision, host). Without --resume, a run ID whose
+                               samples.csv has rows is refused (exit 2).
   bench.py --summarize DIR     recomputes the summary of DIR/samples.csv (no torch needed)
-  bench.py --dry-run           prints the schedule
+  bench.py --dry-run           prints the schedule ("(done)" where the run ID has the sample)
   bench.py --check             exit 0 where torch and a GPU are, else 77 with one line
-Exit: 0; 1 when a process failed; 2 usage; 77 (one line) without torch or a GPU.
+A split run: each call time-boxed with --budget (make torch-bench BUDGET=540 RUN=x ...),
+the next ones with --resume (RESUME=1), until no "(the rest)" line is left in conditions.txt.
+SIGTERM, SIGINT or SIGHUP (timeout(1), Ctrl-C) stop the run: the running process is
+terminated (killed 5 s later), leaves no row, and the driver writes the summary of what
+it has (no figure) and exits 124.
+Exit: 0; 1 when a process failed; 2 usage; 77 (one line) without torch or a GPU;
+124 stopped by a signal (samples.csv holds the finished processes: --resume).
 """
 import argparse
+import csv
 import json
 import os
 import platform
 import shutil
+import signal
 import subprocess
 import sys
 import time
@@ -43,6 +60,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, HERE)
 import bench_stats  # noqa: E402
+import gpu_check  # noqa: E402
 
 RMM_POOL_SPEC = "rmm:pool,initial=256MiB"  # RMM's default initial pool is half the free memory
 ALLOCATORS = {
@@ -195,7 +213,52 @@ def rmm_reason(args):
     return ""
 
 
+# --- stopping: SIGTERM / SIGINT / SIGHUP (timeout, Ctrl-C, a lost session) -------------------------
+
+class Stop:
+    """Set by the signal handler: the driver kills the running process, records no row
+    for it, writes what it has and exits STOPPED."""
+    signum = 0
+    since = 0.0
+    child = None  # the running worker's Popen
+    part_date = ""  # when this part started
+
+
+STOPPED = 124  # the exit status after a stop signal, as timeout(1)'s
+KILL_AFTER = 5.0  # seconds a terminated worker gets before SIGKILL
+
+
+def on_signal(signum, _frame):
+    if not Stop.signum:
+        Stop.signum, Stop.since = signum, time.monotonic()
+    child = Stop.child
+    if child is not None and child.returncode is None:
+        try:
+            child.terminate()
+        except OSError:
+            pass
+
+
+def wait_child(proc, timeout, fh):
+    """The worker's exit status; 124 when it ran past timeout (killed)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            return proc.wait(timeout=0.25)
+        except subprocess.TimeoutExpired:
+            pass
+        now = time.monotonic()
+        if Stop.signum and now - Stop.since > KILL_AFTER:
+            proc.kill()
+        elif now > deadline:
+            proc.kill()
+            proc.wait()
+            fh.write(f"bench: killed after {timeout} s\n")
+            return 124
+
+
 def run_one(args, outdir, rnd, order, workload, allocator, size):
+    """The sample of one process, or None where a stop signal cut it (no row)."""
     env_extra, through_plugin = ALLOCATORS[allocator]
     tag = f"r{rnd}.{workload}.{allocator}"
     js = os.path.join(outdir, "logs", tag + ".json")
@@ -209,15 +272,24 @@ def run_one(args, outdir, rnd, order, workload, allocator, size):
         env.pop("VRAMLAB_ALLOC", None)
     else:
         env.pop("PYTORCH_CUDA_ALLOC_CONF", None)
-    t0 = time.monotonic()
     log = os.path.join(outdir, "logs", tag + ".log")
+    if os.path.exists(log):  # an earlier attempt (resumed run): its log is kept aside
+        os.replace(log, os.path.join(outdir, "logs", f"{tag}.{time.strftime('%Y%m%d-%H%M%S')}.log"))
+    if os.path.exists(js):
+        os.remove(js)
+    t0 = time.monotonic()
     with open(log, "w") as fh:
+        proc = subprocess.Popen(cmd, env=env, stdout=fh, stderr=subprocess.STDOUT, cwd=ROOT)
+        Stop.child = proc
+        if Stop.signum:  # signalled between two processes
+            proc.terminate()
         try:
-            rc = subprocess.run(cmd, env=env, stdout=fh, stderr=subprocess.STDOUT, timeout=args.job_timeout,
-                                cwd=ROOT).returncode
-        except subprocess.TimeoutExpired:
-            fh.write(f"bench: killed after {args.job_timeout} s\n")
-            rc = 124
+            rc = wait_child(proc, args.job_timeout, fh)
+        finally:
+            Stop.child = None
+        if Stop.signum and rc != 0:
+            fh.write(f"bench: stopped by signal {Stop.signum}\n")
+            return None
     secs = time.monotonic() - t0
     row = dict(run_id=args.run_id, round=rnd, order=order, workload=workload, allocator=allocator,
                spec=spec_of(allocator), seed=args.seed, process_s=round(secs, 2))
@@ -234,42 +306,127 @@ def run_one(args, outdir, rnd, order, workload, allocator, size):
     return row
 
 
-def conditions(args, rows, skipped):
+# --- the run folder: samples.csv (incremental) and conditions.txt (one line per part) ---------------
+
+def job_key(row):
+    """A sample's job: (round, workload, allocator), as strings (rows read back are)."""
+    return str(row.get("round")), str(row.get("workload")), str(row.get("allocator"))
+
+
+def load_samples(path):
+    """(rows, comments) of a samples.csv; ([], []) where there is none. A torn last line
+    (a writer killed in the middle of a row) and rows without a status are dropped."""
+    if not os.path.exists(path):
+        return [], []
+    with open(path, newline="") as f:
+        text = f.read()
+    if text and not text.endswith("\n"):
+        print(f"bench: {path}: an unfinished last line, dropped", file=sys.stderr)
+        text = text[: text.rfind("\n") + 1]
+    lines = text.splitlines(keepends=True)
+    comments = [ln[2:].rstrip("\r\n") for ln in lines if ln.startswith("# ")]
+    rows = [r for r in csv.DictReader(ln for ln in lines if not ln.startswith("#")) if r.get("status")]
+    return rows, comments
+
+
+def latest(rows):
+    """One row per job, in first-seen order: a later attempt (a failed process re-run by
+    --resume) replaces the earlier one in its place."""
+    out, at = [], {}
+    for r in rows:
+        k = job_key(r)
+        if k in at:
+            out[at[k]] = r
+        else:
+            at[k] = len(out)
+            out.append(r)
+    return out
+
+
+def read_conditions(outdir):
+    path = os.path.join(outdir, "conditions.txt")
+    if not os.path.exists(path):
+        return []
+    with open(path) as f:
+        return [ln.rstrip("\n") for ln in f if ln.strip()]
+
+
+def field(lines, key):
+    for ln in lines:
+        if ln.startswith(key + ": "):
+            return ln[len(key) + 2:]
+    return ""
+
+
+def earlier_parts(prev):
+    """The part lines of the conditions of earlier parts; one made up from their date and
+    git lines where they have none (a run folder of a bench.py without --resume)."""
+    parts = [ln for ln in prev if ln.startswith("part ")]
+    if not parts and field(prev, "date"):
+        parts = [f"part 1: date {field(prev, 'date')}, git {field(prev, 'git')}, host {field(prev, 'host')}"]
+    return parts
+
+
+def conditions(args, rows, skipped, prev=(), part=""):
+    """conditions.txt's lines. rows: this part's samples. prev: the earlier parts'
+    conditions (--resume): their figures stand where this part has none, a different one
+    is a warning line, and every part has its own line (date, git revision, host)."""
     info = next((r["_info"] for r in rows if r.get("_info")), {})
     rmm_version = ""
     vf = os.path.join(ROOT, ".deps", "rmm", "librmm", "VERSION")
     if os.path.exists(vf):
         with open(vf) as fh:
             rmm_version = fh.read().strip()
-    c = [f"run_id: {args.run_id}", f"date: {time.strftime('%Y-%m-%dT%H:%M:%S%z')}", f"host: {platform.node()}",
-         f"device: {info.get('gpu', '')}", f"nvidia-smi: {nvidia_smi()}",
-         f"driver CUDA version: {info.get('driver_cuda', '')}", f"torch: {info.get('torch', '')}",
-         f"torch CUDA: {info.get('cuda', '')}", f"rmm: {rmm_version or 'not here'}", f"git: {git_rev()}",
-         f"python: {platform.python_version()}", f"size: {args.size}", f"rounds: {args.rounds}",
-         f"seed: {args.seed}", "deterministic: use_deterministic_algorithms(warn_only), cudnn.deterministic, "
-         "no cudnn.benchmark, no flash/mem-efficient/cudnn SDPA, CUBLAS_WORKSPACE_CONFIG=:4096:8"]
+    now = {"host": platform.node(), "device": info.get("gpu") or "", "nvidia-smi": nvidia_smi(),
+           "driver CUDA version": info.get("driver_cuda") or "", "torch": info.get("torch") or "",
+           "torch CUDA": info.get("cuda") or "", "rmm": rmm_version or "not here", "git": git_rev(),
+           "python": platform.python_version()}
+    fig, warnings = {}, [ln for ln in prev if ln.startswith("warning: ")]
+    parts = earlier_parts(prev)
+    for key, value in now.items():
+        before = field(prev, key)
+        fig[key] = before or value
+        if before and value and before != value:
+            warnings.append(f"warning: part {len(parts) + 1} ran with {key} {value}, earlier parts {before}")
+    date = Stop.part_date or time.strftime("%Y-%m-%dT%H:%M:%S%z")  # this part's start
+    c = [f"run_id: {args.run_id}", f"date: {field(prev, 'date') or date}"]
+    c += [f"{k}: {fig[k]}" for k in ("host", "device", "nvidia-smi", "driver CUDA version", "torch",
+                                     "torch CUDA", "rmm", "git", "python")]
+    c += [f"size: {args.size}", f"rounds: {args.rounds}", f"seed: {args.seed}",
+          "deterministic: use_deterministic_algorithms(warn_only), cudnn.deterministic, "
+          "no cudnn.benchmark, no flash/mem-efficient/cudnn SDPA, CUBLAS_WORKSPACE_CONFIG=:4096:8"]
+    c += parts + [f"part {len(parts) + 1}: date {date}, git {now['git']}, host {now['host']}"
+                  + (f", {part}" if part else "")]
+    c += [w for w in dict.fromkeys(warnings)]
     c += [f"skipped {a}: {why}" for a, why in skipped.items()]
     return c
 
 
-def finish(outdir, rows, allocators, comments):
+def write_conditions(outdir, comments):
+    path = os.path.join(outdir, "conditions.txt")
+    with open(path + ".tmp", "w") as fh:
+        fh.write("\n".join(comments) + "\n")
+    os.replace(path + ".tmp", path)
+
+
+def finish(outdir, rows, allocators, comments, plots=True):
     for r in rows:
         r.pop("_info", None)
     text = bench_stats.write_summary(outdir, rows, allocators, comments)
     shutil.copy(os.path.join(outdir, "summary.csv"), os.path.join(outdir, "torch_bench.summary.csv"))
     print(text)
-    if shutil.which("gnuplot"):
+    later = f"make plots RUN={os.path.relpath(outdir, ROOT)}"
+    if not plots:
+        print(f"stopped: no figure; render it with  {later}")
+    elif shutil.which("gnuplot"):
         subprocess.call([os.path.join(ROOT, "scripts", "plots.sh"), outdir])
     else:
-        print(f"no gnuplot here: render elsewhere with  make plots RUN={os.path.relpath(outdir, ROOT)}")
+        print(f"no gnuplot here: render elsewhere with  {later}")
 
 
 def summarize_only(outdir):
-    rows = bench_stats.read_csv(os.path.join(outdir, "samples.csv"))
-    comments = []
-    with open(os.path.join(outdir, "samples.csv")) as fh:
-        comments = [ln[2:].rstrip("\n") for ln in fh if ln.startswith("# ")]
-    finish(outdir, rows, None, comments)
+    rows, comments = load_samples(os.path.join(outdir, "samples.csv"))
+    finish(outdir, latest(rows), None, comments or read_conditions(outdir))
     return 0
 
 
@@ -291,39 +448,92 @@ def driver(args):
             skipped.update({a: why for a in allocators if a.startswith("rmm")})
             allocators = [a for a in allocators if a not in skipped]
     jobs = schedule(workloads, allocators, args.rounds)
+    outdir = os.path.abspath(os.path.join(args.out, args.run_id))
+    samples_csv = os.path.join(outdir, "samples.csv")
+    previous, _ = load_samples(samples_csv)
+    done = {job_key(r) for r in previous if r.get("status") == "ok"}
+    todo = [j for j in jobs if (str(j[0]), j[2], j[3]) not in done]
     if args.dry_run:
         for why in sorted(set(skipped.values())):
             print(f"skipped {','.join(a for a in skipped if skipped[a] == why)}: {why}")
         for rnd, order, w, a in jobs:
-            print(f"round {rnd} #{order:3d} {w:12s} {a:20s} {spec_of(a)}")
+            print(f"round {rnd} #{order:3d} {w:12s} {a:20s} {spec_of(a)}"
+                  + ("  (done)" if (str(rnd), w, a) in done else ""))
         return 0
+    if previous and not args.resume:
+        print(f"bench: {outdir} holds {len(previous)} samples: --resume (RESUME=1) to continue that run, "
+              "or another --run-id", file=sys.stderr)
+        return 2
     if any(ALLOCATORS[a][1] for a in allocators) and not os.path.exists(args.plugin):
         print(f"bench: no plugin {args.plugin} (make plugin)", file=sys.stderr)
         return 2
-    outdir = os.path.abspath(os.path.join(args.out, args.run_id))
+    prev = read_conditions(outdir) if args.resume else []
+    if args.resume:
+        seeds = sorted({str(r.get("seed")) for r in previous} - {str(args.seed)})
+        if seeds or (field(prev, "size") and field(prev, "size") != args.size):
+            print(f"bench: {outdir} ran with seed {','.join(seeds) or args.seed}, size "
+                  f"{field(prev, 'size') or '?'}: resume it with the same --seed, and --quick as it was",
+                  file=sys.stderr)
+            return 2
+        failed = [r for r in previous if r.get("status") != "ok" and job_key(r) not in done]
+        print(f"bench: resuming {outdir}: {len(jobs) - len(todo)} of {len(jobs)} processes done, "
+              f"{len(failed)} failed ones to run again" if previous else f"bench: nothing to resume in {outdir}: "
+              "starting it", flush=True)
     os.makedirs(os.path.join(outdir, "logs"), exist_ok=True)
     for why in sorted(set(skipped.values())):
         print(f"skipped {','.join(a for a in skipped if skipped[a] == why)}: {why}")
+    Stop.part_date = time.strftime("%Y-%m-%dT%H:%M:%S%z")
+    comments = conditions(args, [], skipped, prev, f"started, {len(todo)} of {len(jobs)} processes to run")
+    write_conditions(outdir, comments)
+    # samples.csv from here on grows by a row per finished process (bench_stats.append_csv)
+    bench_stats.write_csv(samples_csv, bench_stats.SAMPLE_FIELDS, previous, comments, digits=9)
+    for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
+        signal.signal(sig, on_signal)
     rows, t0 = [], time.monotonic()
-    for i, (rnd, order, w, a) in enumerate(jobs):
-        longest = max((r["process_s"] for r in rows), default=0)
+    reran = 0
+    for i, (rnd, order, w, a) in enumerate(todo):
+        if Stop.signum:
+            break
+        longest = max((bench_stats.num(r.get("process_s")) or 0 for r in previous + rows), default=0)
         if args.budget and time.monotonic() - t0 + longest > args.budget:
-            print(f"bench: time budget of {args.budget} s reached after {i} of {len(jobs)} processes; "
-                  "summarizing those", flush=True)
-            skipped["(the rest)"] = f"time budget {args.budget} s: {len(jobs) - i} of {len(jobs)} processes not run"
+            print(f"bench: time budget of {args.budget} s reached after {i} of {len(todo)} processes; "
+                  "summarizing those (--resume continues the run)", flush=True)
+            skipped["(the rest)"] = (f"time budget {args.budget} s: {len(todo) - i} of {len(jobs)} processes "
+                                     "not run (--resume continues the run)")
             break
         row = run_one(args, outdir, rnd, order, w, a, args.size)
+        if row is None:  # stopped: the cut process leaves no row
+            break
+        bench_stats.append_csv(samples_csv, bench_stats.SAMPLE_FIELDS, row, digits=9)
         rows.append(row)
-        print(f"[{i + 1:3d}/{len(jobs)}] round {rnd} {w:12s} {a:20s} "
+        reran += any(job_key(r) == job_key(row) for r in previous)
+        print(f"[{len(jobs) - len(todo) + i + 1:3d}/{len(jobs)}] round {rnd} {w:12s} {a:20s} "
               + (f"{row['step_ms_median']:9.2f} ms/step" if row.get("status") == "ok" else row["error"])
               + f"  {row['process_s']:5.1f} s (total {time.monotonic() - t0:6.0f} s)", flush=True)
-    comments = conditions(args, rows, skipped)
-    with open(os.path.join(outdir, "conditions.txt"), "w") as fh:
-        fh.write("\n".join(comments) + "\n")
+    stopped = Stop.signum if len(rows) < len(todo) else 0  # a signal after the last process: a whole run
+    if stopped:
+        name = signal.Signals(stopped).name
+        print(f"bench: stopped by {name}: this part's {len(rows)} finished processes are in samples.csv; "
+              "--resume continues the run", flush=True)
+        skipped["(the rest)"] = (f"stopped by {name}: {len(todo) - len(rows)} of {len(jobs)} processes not run "
+                                 "(--resume continues the run)")
+    part = f"{len(rows)} process{'' if len(rows) == 1 else 'es'} run" \
+        + (f" ({reran} failed ones again)" if reran else "") \
+        + (f", stopped by {signal.Signals(stopped).name}" if stopped else "")
+    all_rows = latest(previous + rows)
+    comments = conditions(args, rows, skipped, prev, part)
+    write_conditions(outdir, comments)
+    seen = list(dict.fromkeys(r["allocator"] for r in all_rows))
+    finish(outdir, all_rows, allocators + [a for a in seen if a not in allocators], comments, plots=not stopped)
     print("\n".join(comments))
-    finish(outdir, rows, allocators, comments)
     print(f"results: {outdir}")
-    return 1 if any(r.get("status") != "ok" for r in rows) else 0
+    ok = {job_key(r) for r in all_rows if r.get("status") == "ok"}
+    left = sum((str(rnd), w, a) not in ok for rnd, _, w, a in jobs)
+    print(f"bench: {left} of {len(jobs)} processes without a sample: run again with --resume (RESUME=1)"
+          if left else f"bench: complete: all {len(jobs)} processes have a sample", flush=True)
+    if stopped:
+        return STOPPED
+    return 1 if any(r.get("status") != "ok" for r in all_rows) else 0
 
 
 def main():
@@ -342,6 +552,9 @@ def main():
     ap.add_argument("--budget", type=float, default=0,
                     help="seconds: start no process that could end past this (whole rounds run first, "
                          "so a cut run still interleaves); 0: no limit")
+    ap.add_argument("--resume", action="store_true",
+                    help="continue the run --run-id: skip the processes its samples.csv has with status ok "
+                         "(failed ones run again), run the rest of the same schedule, summarize all")
     ap.add_argument("--summarize", metavar="DIR", help="recompute DIR's summary from DIR/samples.csv")
     # worker mode (one workload under one allocator, in this fresh process)
     ap.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
@@ -362,17 +575,12 @@ def main():
         return 0
     if args.summarize:
         return summarize_only(args.summarize)
+    if args.resume and not args.run_id:
+        ap.error("--resume needs the --run-id (RUN=) of the run to continue")
     if not args.dry_run or args.check:
-        try:
-            import torch
-        except ImportError:
-            print("no torch for python3")
-            return 77
-        if not torch.cuda.is_available():
-            print("no CUDA device")
-            return 77
-        if args.check:
-            return 0
+        rc = gpu_check.skip()  # 77 with one line without torch or a GPU
+        if rc or args.check:
+            return rc
     args.run_id = args.run_id or time.strftime("%Y%m%d-%H%M%S") + ("-quick" if args.quick else "")
     return driver(args)
 

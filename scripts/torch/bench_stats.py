@@ -26,6 +26,7 @@ Acceptance (issue #11 item 3), per workload, for vramlab expandable (VL_EXPANDAB
 PASS needs all three; n/a where a figure is missing.
 """
 import csv
+import io
 import math
 import os
 import sys
@@ -256,14 +257,37 @@ def verdict(summary):
 
 # --- files and tables ------------------------------------------------------------------------------
 
+def cells(fields, row, digits=4):
+    """A row's CSV cells: strings as they are (read back from a CSV), numbers through fmt."""
+    return [fmt(row.get(k), digits) if not isinstance(row.get(k), str) else row.get(k) for k in fields]
+
+
 def write_csv(path, fields, rows, comments=(), digits=4):
-    with open(path, "w", newline="") as f:
+    """Writes PATH whole: a temporary file renamed over it, so that a process killed
+    meanwhile leaves the old file or the new one, never half of one."""
+    tmp = f"{path}.tmp{os.getpid()}"
+    with open(tmp, "w", newline="") as f:
         for c in comments:
             f.write(f"# {c}\n")
         w = csv.writer(f, lineterminator="\n")
         w.writerow(fields)
         for r in rows:
-            w.writerow([fmt(r.get(k), digits) if not isinstance(r.get(k), str) else r.get(k) for k in fields])
+            w.writerow(cells(fields, r, digits))
+    os.replace(tmp, path)
+
+
+def append_csv(path, fields, row, digits=4):
+    """Appends one row to PATH (the header first where PATH is missing or empty), in one
+    write, flushed and synced: an incremental file stays valid if the writer is killed."""
+    buf = io.StringIO()
+    w = csv.writer(buf, lineterminator="\n")
+    if not os.path.exists(path) or os.path.getsize(path) == 0:
+        w.writerow(fields)
+    w.writerow(cells(fields, row, digits))
+    with open(path, "a", newline="") as f:
+        f.write(buf.getvalue())
+        f.flush()
+        os.fsync(f.fileno())
 
 
 def read_csv(path):

@@ -30,6 +30,8 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 TO_CSV = os.path.join(ROOT, "scripts", "torch-snapshot-to-csv")
+sys.path.insert(0, HERE)
+import gpu_check  # noqa: E402
 
 ALLOCATORS = {
     # name: (environment, uses the plugin, records the trace)
@@ -109,14 +111,9 @@ def run_job(tag, cmd, env, logdir, timeout):
 
 
 def driver(args):
-    try:
-        import torch  # noqa: F401  (only to know it is there)
-    except ImportError:
-        print("no torch for python3")
-        return 77
-    if not torch.cuda.is_available():
-        print("no CUDA device")
-        return 77
+    rc = gpu_check.skip()  # 77 with one line without torch or a GPU
+    if rc:
+        return rc
     allocators = [a for a in args.allocators.split(",") if a]
     for a in allocators:
         if a not in ALLOCATORS:

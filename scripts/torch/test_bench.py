@@ -2,16 +2,21 @@
 """Checks the live PyTorch benchmark's pure-Python parts on synthetic samples (no torch,
 no GPU): the schedule, the median interval, equality marking, the summary and its
 ratio interval, the verdict (pass, each way to fail, n/a), the CSV files, `bench.py
---summarize` on a copied results folder, `--dry-run` and its RMM skip, and the gnuplot
-figure (where gnuplot is installed). Run by `make test-torch-bench` (mk/torch_bench.mk).
+--summarize` on a copied results folder, `--dry-run` and its RMM skip, the gnuplot
+figure (where gnuplot is installed), and split runs on stand-ins for torch and the
+workloads: samples.csv written as processes end, a stop signal mid-process (exit 124,
+the cut process absent), `--resume` (done processes skipped, failed ones run again,
+one summary of all the parts). Run by `make test-torch-bench` (mk/torch_bench.mk).
 Exit 0 passed, 1 failed."""
 import math
 import os
 import random
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
+import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
@@ -67,8 +72,14 @@ class cuda:
 STANDIN_WORKLOADS = """
 import os, time
 def run(size, seed, on_step):
+    spec = os.environ.get("VRAMLAB_ALLOC") or os.environ.get("PYTORCH_CUDA_ALLOC_CONF") or "default"
+    if os.environ.get("VL_STANDIN_STARTED"):  # one line per process started: pid and spec
+        with open(os.environ["VL_STANDIN_STARTED"], "a") as f:
+            f.write(f"{os.getpid()} {spec}\\n")
+    if os.environ.get("VL_STANDIN_FAIL") == spec:
+        raise RuntimeError("stand-in failure under " + spec)
     for i in range(8):
-        time.sleep(0.02)
+        time.sleep(float(os.environ.get("VL_STANDIN_SLEEP", "0.02")))
         on_step(i)
     odd = os.environ.get("VRAMLAB_ALLOC") == "caching:segments=expandable"
     return [1.0, 2.0, 3.0 if not odd else 1.5]
@@ -236,6 +247,14 @@ try:
         check(f"make torch-bench skips ({case})", p.returncode == 0 and last == f"SKIP torch-bench: {why}",
               f"rc={p.returncode} {p.stdout}{p.stderr}")
 
+    # make torch-bench passes RESUME=1 (and not RESUME=0) on as --resume
+    for val, want in (("1", True), ("0", False)):
+        p = subprocess.run(["make", "-C", ROOT, "--no-print-directory", "-n", "torch-bench", "TORCH_BENCH_DEPS=",
+                            "RUN=x", f"RESUME={val}"], capture_output=True, text=True,
+                           env={k: v for k, v in os.environ.items() if k != "MAKEFLAGS"})
+        check(f"make torch-bench RESUME={val}", p.returncode == 0 and ("--resume" in p.stdout) == want
+              and "--run-id x" in p.stdout, p.stdout + p.stderr)
+
     # The whole driver on stand-ins for torch and the workloads (no GPU): processes per
     # round, JSON back, samples with equality, summary, conditions, figure. The plugin's
     # vl_torch_stat is the real one (built by make plugin), unopened: counters unknown.
@@ -277,6 +296,147 @@ try:
         check("conditions", "device: Stand-in GPU" in cond and "torch: 0.0-standin" in cond and "git: " in cond, cond)
     else:
         print("no build/lib/libvramlab_caching.so (make plugin): stand-in run not checked")
+
+    # --- split runs: the incremental samples.csv, a stop signal, --resume (stand-ins, no plugin) ---
+    standin_env = dict(os.environ, PYTHONPATH=fake, VL_BENCH_WORKLOADS="standin_workloads")
+    for k in ("VL_STANDIN_FAIL", "VL_STANDIN_SLEEP", "VL_STANDIN_STARTED"):
+        standin_env.pop(k, None)
+    started = os.path.join(tmp, "started.txt")
+
+    def bench_cmd(run_id, *more):
+        return [sys.executable, os.path.join(HERE, "bench.py"), "--out", tmp, "--run-id", run_id,
+                "--plugin", os.path.join(tmp, "no-plugin.so"), *more]
+
+    def starts():
+        return open(started).read().splitlines() if os.path.exists(started) else []
+
+    def keys(path):
+        return [(r["round"], r["workload"], r["allocator"], r["status"]) for r in bs.read_csv(path)]
+
+    # load_samples / latest: a torn last line is dropped; a later attempt replaces the earlier in place
+    torn = os.path.join(tmp, "torn.csv")
+    with open(torn, "w") as f:
+        f.write("# c\nround,workload,allocator,status,error\n1,moe,torch,failed,x\n1,moe,vramlab,ok,\n"
+                "1,moe,torch,ok,\n2,moe,torch,o")
+    rows, comments = bench.load_samples(torn)
+    check("torn last line dropped", len(rows) == 3 and comments == ["c"], rows)
+    check("latest attempt in place", [(r["allocator"], r["status"]) for r in bench.latest(rows)]
+          == [("torch", "ok"), ("vramlab", "ok")], bench.latest(rows))
+    check("no samples.csv", bench.load_samples(os.path.join(tmp, "none.csv")) == ([], []))
+
+    # 1. a run with failed processes, then --resume: only the failed ones run again
+    two = ["--rounds", "2", "--workloads", "moe", "--allocators", "torch,torch-expandable"]
+    p = subprocess.run(bench_cmd("res", *two), capture_output=True, text=True,
+                       env=dict(standin_env, VL_STANDIN_FAIL="expandable_segments:True", VL_STANDIN_STARTED=started))
+    res = os.path.join(tmp, "res")
+    check("failed processes: exit 1", p.returncode == 1, p.stdout + p.stderr)
+    check("4 samples, 2 failed", sorted(keys(os.path.join(res, "samples.csv"))) == sorted(
+        [("1", "moe", "torch", "ok"), ("2", "moe", "torch", "ok"), ("1", "moe", "torch-expandable", "failed"),
+         ("2", "moe", "torch-expandable", "failed")]), keys(os.path.join(res, "samples.csv")))
+    p = subprocess.run(bench_cmd("res", *two), capture_output=True, text=True, env=standin_env)
+    check("an existing run without --resume: exit 2", p.returncode == 2 and "--resume" in p.stderr, p.stderr)
+    p = subprocess.run(bench_cmd("res", "--dry-run", "--resume", *two), capture_output=True, text=True,
+                       env=standin_env)
+    check("dry run marks the done processes", p.stdout.count("(done)") == 2
+          and all(("(done)" in ln) == (" torch " in ln + " ") for ln in p.stdout.splitlines()), p.stdout)
+    n0 = len(starts())
+    p = subprocess.run(bench_cmd("res", "--resume", *two), capture_output=True, text=True,
+                       env=dict(standin_env, VL_STANDIN_STARTED=started, VL_GIT_REV="resumedrev"))
+    check("resume: exit 0", p.returncode == 0, p.stdout + p.stderr)
+    again = [ln.split()[1] for ln in starts()[n0:]]
+    check("resume runs only the failed ones", again == ["expandable_segments:True"] * 2, starts()[n0:])
+    got = bs.read_csv(os.path.join(res, "samples.csv"))
+    check("resumed samples: one ok row per job, in schedule order",
+          [(r["round"], r["allocator"], r["status"]) for r in got]
+          == [("1", "torch", "ok"), ("1", "torch-expandable", "ok"), ("2", "torch-expandable", "ok"),
+              ("2", "torch", "ok")], [(r["round"], r["allocator"], r["status"], r["order"]) for r in got])
+    check("merged rows have equality", all(r["exact_equal"] == "yes" for r in got), got)
+    summ = {r["allocator"]: r for r in bs.read_csv(os.path.join(res, "summary.csv"))}
+    check("summary of the merged rows", summ.get("torch", {}).get("n") == "2"
+          and summ.get("torch-expandable", {}).get("n") == "2"
+          and summ["torch-expandable"]["failed"] == "0", summ)
+    cond = open(os.path.join(res, "conditions.txt")).read()
+    check("a line per part, with its git revision", "part 1: date " in cond
+          and "part 2: date " in cond and "git resumedrev" in cond and "2 failed ones again" in cond
+          and "warning: part 2 ran with git resumedrev" in cond, cond)
+    check("complete", "bench: complete: all 4 processes" in p.stdout, p.stdout)
+    logs = os.listdir(os.path.join(res, "logs"))
+    check("the failed attempts' logs kept", len([x for x in logs if x.startswith("r1.moe.torch-expandable.")
+                                                  and x.endswith(".log")]) == 2, logs)
+    copy = os.path.join(tmp, "res-copy")
+    os.makedirs(copy)
+    shutil.copy(os.path.join(res, "samples.csv"), copy)
+    p = subprocess.run([sys.executable, os.path.join(HERE, "bench.py"), "--summarize", copy],
+                       capture_output=True, text=True)
+    with open(os.path.join(res, "summary.csv")) as a, open(os.path.join(copy, "summary.csv")) as b:
+        check("--summarize of a resumed run reproduces summary.csv", p.returncode == 0 and a.read() == b.read(),
+              p.stdout + p.stderr)
+
+    # 2. SIGTERM to the process group (as timeout(1) sends) in the middle of the third process:
+    # the two finished ones are in samples.csv, the cut one is not; exit 124; --resume finishes it
+    four = ["--rounds", "2", "--workloads", "transformer,moe", "--allocators", "torch,torch-expandable"]
+    os.remove(started)
+    d = subprocess.Popen(bench_cmd("cut", *four), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                         env=dict(standin_env, VL_STANDIN_SLEEP="0.4", VL_STANDIN_STARTED=started),
+                         start_new_session=True)
+    t_end = time.monotonic() + 60
+    while len(starts()) < 3 and time.monotonic() < t_end and d.poll() is None:
+        time.sleep(0.05)
+    time.sleep(0.3)
+    os.killpg(d.pid, signal.SIGTERM)
+    out, _ = d.communicate(timeout=60)
+    cut = os.path.join(tmp, "cut")
+    check("stopped: exit 124", d.returncode == 124, out)
+    got = keys(os.path.join(cut, "samples.csv"))
+    check("the finished processes are in samples.csv, the cut one is not",
+          got == [("1", "transformer", "torch", "ok"), ("1", "transformer", "torch-expandable", "ok")], (got, out))
+    cut_pid = int(starts()[2].split()[0])
+    try:
+        os.kill(cut_pid, 0)
+        alive = True
+    except ProcessLookupError:
+        alive = False
+    check("the cut process is gone", not alive, cut_pid)
+    cond = open(os.path.join(cut, "conditions.txt")).read()
+    check("conditions say stopped", "stopped by SIGTERM" in cond and "skipped (the rest): stopped by SIGTERM: "
+          "6 of 8" in cond, cond)
+    check("summary of the part written", os.path.exists(os.path.join(cut, "summary.csv")), os.listdir(cut))
+
+    # a row appended as each process ends: after the first row, before the run's end
+    os.remove(started)
+    d = subprocess.Popen(bench_cmd("inc", *two), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                         env=dict(standin_env, VL_STANDIN_SLEEP="0.3", VL_STANDIN_STARTED=started),
+                         start_new_session=True)
+    while len(starts()) < 2 and time.monotonic() < t_end + 60 and d.poll() is None:
+        time.sleep(0.05)
+    got = keys(os.path.join(tmp, "inc", "samples.csv"))
+    check("incremental samples.csv", got == [("1", "moe", "torch", "ok")], got)
+    os.kill(d.pid, signal.SIGINT)  # the driver alone (Ctrl-C as the only signal): it ends the worker
+    out, _ = d.communicate(timeout=60)
+    check("SIGINT: exit 124, one row", d.returncode == 124 and len(keys(os.path.join(tmp, "inc", "samples.csv")))
+          == 1, out)
+    cut_pid = int(starts()[1].split()[0])
+    time.sleep(0.2)
+    try:
+        os.kill(cut_pid, 0)
+        alive = True
+    except ProcessLookupError:
+        alive = False
+    check("the driver terminated its worker", not alive, cut_pid)
+
+    os.remove(started)
+    p = subprocess.run(bench_cmd("cut", "--resume", *four), capture_output=True, text=True,
+                       env=dict(standin_env, VL_STANDIN_STARTED=started))
+    check("resume after a stop: exit 0", p.returncode == 0, p.stdout + p.stderr)
+    check("the remaining 6 processes ran", len(starts()) == 6, starts())
+    got = keys(os.path.join(cut, "samples.csv"))
+    check("all 8 samples ok, once each", len(got) == 8 and len(set(got)) == 8
+          and all(k[3] == "ok" for k in got), got)
+    cond = open(os.path.join(cut, "conditions.txt")).read()
+    check("resumed conditions", "part 2: date " in cond and "6 processes run" in cond
+          and "skipped (the rest)" not in cond, cond)
+    summ = bs.read_csv(os.path.join(cut, "summary.csv"))
+    check("summary over both parts", len(summ) == 4 and all(r["n"] == "2" for r in summ), summ)
 finally:
     shutil.rmtree(tmp)
 

@@ -17,6 +17,10 @@ import os
 import subprocess
 import sys
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))),
+                                "scripts", "torch"))
+import gpu_check  # noqa: E402  (scripts/torch/gpu_check.py: the skip check shared with bench.py)
+
 SPECS = ("caching", "caching:segments=expandable")
 
 
@@ -110,14 +114,9 @@ def main():
         print("usage: torch_training_equal.py PLUGIN_SO", file=sys.stderr)
         return 2
     plugin = os.path.abspath(sys.argv[1])
-    try:
-        import torch
-    except ImportError:
-        print("no torch for python3")
-        return 77
-    if not torch.cuda.is_available():
-        print("no CUDA device")
-        return 77
+    rc = gpu_check.skip()  # 77 with one line without torch or a GPU
+    if rc:
+        return rc
     if not os.path.exists(plugin):
         print(f"torch_training_equal: {plugin}: no such file", file=sys.stderr)
         return 2
