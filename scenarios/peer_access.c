@@ -200,7 +200,7 @@ static void copy_rows(pair *x, const char *variant, const char *role, enum metho
 /* One probe process; 1 when it reported. */
 static int run_probe(const pair *x, int set, int mode, probe_report *r, char *end_text, size_t len)
 {
-    char a[16], b[16], s[4], m[4];
+    char a[16], b[16], s[16], m[16]; /* any int fits (the sanitizer build checks) */
     snprintf(a, sizeof a, "%d", x->a);
     snprintf(b, sizeof b, "%d", x->b);
     snprintf(s, sizeof s, "%d", set);
