@@ -64,16 +64,7 @@ static uint64_t graph_attr(gx *x, enum cudaGraphMemAttributeType a)
     return v;
 }
 
-static int64_t used_delta(gx *x)
-{
-    int64_t u = 0;
-    VL_CUDA_CHECK(cudaDeviceSynchronize());
-    if (vl_gpu_used_on(x->ordinal, &u, NULL) != 0) {
-        fprintf(stderr, "graph_pool: cudaMemGetInfo failed\n");
-        exit(VL_EXIT_FAIL);
-    }
-    return u - x->used0;
-}
+static int64_t used_delta(gx *x) { return vl_gpu_used_when_idle("graph_pool", x->ordinal) - x->used0; }
 
 static void section_start(gx *x)
 {

@@ -200,16 +200,7 @@ static int exchange(producer *x, const request *q, int fd, reply *r)
     return 0;
 }
 
-static int64_t used_now(producer *x)
-{
-    int64_t used = 0;
-    VL_CUDA_CHECK(cudaDeviceSynchronize());
-    if (vl_gpu_used_on(x->ordinal, &used, NULL) != 0) {
-        fprintf(stderr, "ipc_hold: cudaMemGetInfo failed\n");
-        exit(VL_EXIT_FAIL);
-    }
-    return used;
-}
+static int64_t used_now(producer *x) { return vl_gpu_used_when_idle("ipc_hold", x->ordinal); }
 
 /* The legacy IPC handle of the allocation around block; 0, or -1 with the error name. */
 static int legacy_handle(void *block, request *q, size_t *alloc_bytes, char *err, size_t errlen)

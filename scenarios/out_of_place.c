@@ -52,15 +52,19 @@ static void affine(form_ctx *c, float *out, const float *in, float mul, float ad
  * as it was, and returns -1. */
 typedef int (*form_fn)(form_ctx *c, float **x);
 
-static int add_out_of_place(form_ctx *c, float **x)
+/* x = x * mul + add into a new tensor, the input freed after: the one out-of-place step
+ * of add_out_of_place and chain_fused (peak: input and result). */
+static int affine_into_new(form_ctx *c, float **x, float mul, float add)
 {
     float *y = tensor(c);
     if (!y) return -1;
-    affine(c, y, *x, 1, 1);
+    affine(c, y, *x, mul, add);
     drop(c, *x);
     *x = y;
     return 0;
 }
+
+static int add_out_of_place(form_ctx *c, float **x) { return affine_into_new(c, x, 1, 1); }
 
 static int add_in_place(form_ctx *c, float **x)
 {
@@ -101,15 +105,7 @@ static int chain_in_place(form_ctx *c, float **x)
 }
 
 /* ((v * 2) + 1) * 3 == 6v + 3 */
-static int chain_fused(form_ctx *c, float **x)
-{
-    float *y = tensor(c);
-    if (!y) return -1;
-    affine(c, y, *x, 6, 3);
-    drop(c, *x);
-    *x = y;
-    return 0;
-}
+static int chain_fused(form_ctx *c, float **x) { return affine_into_new(c, x, 6, 3); }
 
 static int chain_fused_in_place(form_ctx *c, float **x)
 {

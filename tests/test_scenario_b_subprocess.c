@@ -16,6 +16,26 @@
 
 #include "scenario/subprocess.h"
 
+/* How a child ended, waited for (5 s at most) and checked: kind, and the exit status
+ * or the signal. Returns the ending, for its text. */
+static vl_child_end expect_end(vl_child *c, vl_child_end_kind kind, int code)
+{
+    vl_child_end e = vl_child_wait(c, 5000);
+    assert_int_equal(e.kind, kind);
+    assert_int_equal(e.code, code);
+    return e;
+}
+
+/* What a child wrote to its channel: exactly the text want (short). */
+static void expect_text(vl_child *c, const char *want)
+{
+    char got[16] = {0};
+    size_t len = strlen(want);
+    assert_true(len < sizeof got);
+    assert_int_equal(vl_child_read(c, got, len, 5000), 1);
+    assert_string_equal(got, want);
+}
+
 static int report_and_exit(void *arg, int fd)
 {
     int value = *(int *)arg;
@@ -30,9 +50,7 @@ static void test_child_reports_and_exit_status_is_kept(void **state)
     assert_int_equal(vl_child_fork(&c, report_and_exit, &sent), 0);
     assert_int_equal(vl_child_read(&c, &got, sizeof got, 5000), 1);
     assert_int_equal(got, 12345);
-    vl_child_end e = vl_child_wait(&c, 5000);
-    assert_int_equal(e.kind, VL_CHILD_EXITED);
-    assert_int_equal(e.code, 7);
+    expect_end(&c, VL_CHILD_EXITED, 7);
     assert_int_equal(c.pid, -1);
     assert_int_equal(c.fd, -1);
     /* a second wait is harmless */
@@ -54,9 +72,7 @@ static void test_crash_is_a_signal_and_read_sees_eof(void **state)
     int got;
     assert_int_equal(vl_child_fork(&c, crash, NULL), 0);
     assert_int_equal(vl_child_read(&c, &got, sizeof got, 5000), 0);
-    vl_child_end e = vl_child_wait(&c, 5000);
-    assert_int_equal(e.kind, VL_CHILD_SIGNALED);
-    assert_int_equal(e.code, SIGABRT);
+    vl_child_end e = expect_end(&c, VL_CHILD_SIGNALED, SIGABRT);
     char buf[64];
     assert_string_equal(vl_child_end_text(e, buf, sizeof buf), "signal 6");
 }
@@ -126,9 +142,7 @@ static void test_release_reaches_each_worker_with_siblings_alive(void **state)
     /* Release in reverse order: each release must reach its own worker. */
     for (int i = N - 1; i >= 0; i--) {
         vl_child_release(&c[i]);
-        vl_child_end e = vl_child_wait(&c[i], 5000);
-        assert_int_equal(e.kind, VL_CHILD_EXITED);
-        assert_int_equal(e.code, 10 + i);
+        expect_end(&c[i], VL_CHILD_EXITED, 10 + i);
     }
 }
 
@@ -147,9 +161,7 @@ static void test_forked_child_holds_no_sibling_channel(void **state)
     int id = 1;
     assert_int_equal(vl_child_fork(&a, pool_worker, &id), 0);
     assert_int_equal(vl_child_fork(&b, sibling_fd_closed, &a.fd), 0);
-    vl_child_end e = vl_child_wait(&b, 5000);
-    assert_int_equal(e.kind, VL_CHILD_EXITED);
-    assert_int_equal(e.code, 0);
+    expect_end(&b, VL_CHILD_EXITED, 0);
     vl_child_release(&a);
     assert_int_equal(vl_child_wait(&a, 5000).code, 1);
 }
@@ -161,12 +173,8 @@ static void test_exec_passes_the_channel(void **state)
     /* The shell writes "ok" to the fd named in the variable. */
     char *const argv[] = {"/bin/sh", "-c", "printf ok >&$VL_TEST_FD", NULL};
     assert_int_equal(vl_child_exec(&c, "/bin/sh", argv, "VL_TEST_FD"), 0);
-    char got[3] = {0};
-    assert_int_equal(vl_child_read(&c, got, 2, 5000), 1);
-    assert_string_equal(got, "ok");
-    vl_child_end e = vl_child_wait(&c, 5000);
-    assert_int_equal(e.kind, VL_CHILD_EXITED);
-    assert_int_equal(e.code, 0);
+    expect_text(&c, "ok");
+    expect_end(&c, VL_CHILD_EXITED, 0);
 }
 
 static void test_exec_of_missing_program_exits_127(void **state)
@@ -175,9 +183,7 @@ static void test_exec_of_missing_program_exits_127(void **state)
     vl_child c;
     char *const argv[] = {"/nonexistent/vl_prog", NULL};
     assert_int_equal(vl_child_exec(&c, argv[0], argv, "VL_TEST_FD"), 0);
-    vl_child_end e = vl_child_wait(&c, 5000);
-    assert_int_equal(e.kind, VL_CHILD_EXITED);
-    assert_int_equal(e.code, 127);
+    expect_end(&c, VL_CHILD_EXITED, 127);
 }
 
 /* This test program run again as a child (see main): it echoes its first argument. */
@@ -187,12 +193,8 @@ static void test_exec_self_runs_this_program_with_args(void **state)
     vl_child c;
     const char *args[] = {"hello", NULL};
     assert_int_equal(vl_child_exec_self(&c, args, "VL_TEST_SELF_FD"), 0);
-    char got[6] = {0};
-    assert_int_equal(vl_child_read(&c, got, 5, 5000), 1);
-    assert_string_equal(got, "hello");
-    vl_child_end e = vl_child_wait(&c, 5000);
-    assert_int_equal(e.kind, VL_CHILD_EXITED);
-    assert_int_equal(e.code, 0);
+    expect_text(&c, "hello");
+    expect_end(&c, VL_CHILD_EXITED, 0);
 }
 
 static void test_fd_from_env(void **state)

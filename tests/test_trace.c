@@ -33,6 +33,18 @@ static void expect_error(const char *text, vl_trace_format fmt, const char *frag
     vl_trace_free(&t);
 }
 
+/* What each format's main test checks first: text parses with the format guessed (fmt),
+ * into nallocs allocations and nfrees frees on nstreams streams. */
+static void parse_guessed(const char *text, vl_trace_format fmt, size_t nallocs, size_t nfrees, size_t nstreams,
+                          vl_trace *t)
+{
+    assert_int_equal(parse(text, VL_TRACE_AUTO, t), 0);
+    assert_int_equal(t->format, fmt);
+    assert_int_equal(t->nallocs, nallocs);
+    assert_int_equal(t->nfrees, nfrees);
+    assert_int_equal(t->nstreams, nstreams);
+}
+
 static void test_vramlab_basic(void **state)
 {
     (void)state;
@@ -45,12 +57,8 @@ static void test_vramlab_basic(void **state)
                        "f 1\n"
                        "a 1 512 7\n"
                        "f 0x20 7\n";
-    assert_int_equal(parse(text, VL_TRACE_AUTO, &t), 0);
-    assert_int_equal(t.format, VL_TRACE_VRAMLAB);
+    parse_guessed(text, VL_TRACE_VRAMLAB, 3, 2, 2, &t);
     assert_int_equal(t.nops, 5);
-    assert_int_equal(t.nallocs, 3);
-    assert_int_equal(t.nfrees, 2);
-    assert_int_equal(t.nstreams, 2);
     assert_true(vl_trace_stream_is_default(&t, 0));
     assert_false(vl_trace_stream_is_default(&t, 1));
     /* a 1 4KiB */
@@ -123,13 +131,9 @@ static void test_torch_csv_completed(void **state)
 {
     (void)state;
     vl_trace t;
-    assert_int_equal(parse(torch_text, VL_TRACE_AUTO, &t), 0);
-    assert_int_equal(t.format, VL_TRACE_TORCH_CSV);
-    assert_int_equal(t.nallocs, 3);
-    assert_int_equal(t.nfrees, 2);
+    parse_guessed(torch_text, VL_TRACE_TORCH_CSV, 3, 2, 2, &t);
     assert_int_equal(t.recorded_ooms, 1);
     assert_int_equal(t.skipped_records, 2);
-    assert_int_equal(t.nstreams, 2);
     assert_int_equal(t.stream_ids[1], 93824992236048ULL);
     /* Freed at free_completed: 0x2000 is still live when 3000 is allocated. */
     assert_int_equal(t.peak_live_bytes, 1024 + 4096);
@@ -184,12 +188,8 @@ static void test_rmm(void **state)
                        "140573312345856,1634567890.3,allocate failure,0x0,99999999999,0x0\n"
                        "140573312345856,1634567890.4,free,0x7f8a40000000,1024,0x7f8a38001020\n"
                        "140573312345856,1634567890.5,deallocate,0x7f8a40000400,2048,0x0\n";
-    assert_int_equal(parse(text, VL_TRACE_AUTO, &t), 0);
-    assert_int_equal(t.format, VL_TRACE_RMM);
-    assert_int_equal(t.nallocs, 2);
-    assert_int_equal(t.nfrees, 2);
+    parse_guessed(text, VL_TRACE_RMM, 2, 2, 2, &t);
     assert_int_equal(t.recorded_ooms, 1);
-    assert_int_equal(t.nstreams, 2);
     assert_true(vl_trace_stream_is_default(&t, 1));
     assert_int_equal(t.ops[0].size, 1024);
     vl_trace_free(&t);

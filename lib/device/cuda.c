@@ -32,20 +32,28 @@ const vl_opt vl_device_cuda_options[] = {
 
 /* --- driver entry points (resolved once per process) ------------------------------ */
 
+/* The driver functions used, each with the version in the name of its PFN_ typedef
+ * (cudaTypedefs.h): one list for the table's fields, their lookup and the check that
+ * all were found, so a function is added in one place. */
+#define VL_DRIVER_FUNCTIONS(X)                                                             \
+    X(cuDeviceGet, 2000)                                                                   \
+    X(cuDeviceGetAttribute, 2000)                                                          \
+    X(cuMemGetAllocationGranularity, 10020)                                                \
+    X(cuMemAddressReserve, 10020)                                                          \
+    X(cuMemAddressFree, 10020)                                                             \
+    X(cuMemCreate, 10020)                                                                  \
+    X(cuMemRelease, 10020)                                                                 \
+    X(cuMemMap, 10020)                                                                     \
+    X(cuMemUnmap, 10020)                                                                   \
+    X(cuMemRetainAllocationHandle, 11000)                                                  \
+    X(cuMemSetAccess, 10020)                                                               \
+    X(cuGetErrorName, 6000)
+
 typedef struct vl_driver_api {
     int resolved; /* 1: every pointer below is non-NULL */
-    PFN_cuDeviceGet_v2000 cuDeviceGet;
-    PFN_cuDeviceGetAttribute_v2000 cuDeviceGetAttribute;
-    PFN_cuMemGetAllocationGranularity_v10020 cuMemGetAllocationGranularity;
-    PFN_cuMemAddressReserve_v10020 cuMemAddressReserve;
-    PFN_cuMemAddressFree_v10020 cuMemAddressFree;
-    PFN_cuMemCreate_v10020 cuMemCreate;
-    PFN_cuMemRelease_v10020 cuMemRelease;
-    PFN_cuMemMap_v10020 cuMemMap;
-    PFN_cuMemUnmap_v10020 cuMemUnmap;
-    PFN_cuMemRetainAllocationHandle_v11000 cuMemRetainAllocationHandle;
-    PFN_cuMemSetAccess_v10020 cuMemSetAccess;
-    PFN_cuGetErrorName_v6000 cuGetErrorName;
+#define VL_DRIVER_FIELD(name, version) PFN_##name##_v##version name;
+    VL_DRIVER_FUNCTIONS(VL_DRIVER_FIELD)
+#undef VL_DRIVER_FIELD
 } vl_driver_api;
 
 static vl_driver_api driver_api;
@@ -70,23 +78,13 @@ static void *driver_symbol(const char *name)
 static void resolve_driver_api(void)
 {
     vl_driver_api *a = &driver_api;
-    a->cuDeviceGet = (PFN_cuDeviceGet_v2000)driver_symbol("cuDeviceGet");
-    a->cuDeviceGetAttribute = (PFN_cuDeviceGetAttribute_v2000)driver_symbol("cuDeviceGetAttribute");
-    a->cuMemGetAllocationGranularity =
-        (PFN_cuMemGetAllocationGranularity_v10020)driver_symbol("cuMemGetAllocationGranularity");
-    a->cuMemAddressReserve = (PFN_cuMemAddressReserve_v10020)driver_symbol("cuMemAddressReserve");
-    a->cuMemAddressFree = (PFN_cuMemAddressFree_v10020)driver_symbol("cuMemAddressFree");
-    a->cuMemCreate = (PFN_cuMemCreate_v10020)driver_symbol("cuMemCreate");
-    a->cuMemRelease = (PFN_cuMemRelease_v10020)driver_symbol("cuMemRelease");
-    a->cuMemMap = (PFN_cuMemMap_v10020)driver_symbol("cuMemMap");
-    a->cuMemUnmap = (PFN_cuMemUnmap_v10020)driver_symbol("cuMemUnmap");
-    a->cuMemRetainAllocationHandle =
-        (PFN_cuMemRetainAllocationHandle_v11000)driver_symbol("cuMemRetainAllocationHandle");
-    a->cuMemSetAccess = (PFN_cuMemSetAccess_v10020)driver_symbol("cuMemSetAccess");
-    a->cuGetErrorName = (PFN_cuGetErrorName_v6000)driver_symbol("cuGetErrorName");
-    a->resolved = a->cuDeviceGet && a->cuDeviceGetAttribute && a->cuMemGetAllocationGranularity && a->cuMemAddressReserve &&
-                  a->cuMemAddressFree && a->cuMemCreate && a->cuMemRelease && a->cuMemMap &&
-                  a->cuMemUnmap && a->cuMemRetainAllocationHandle && a->cuMemSetAccess && a->cuGetErrorName;
+    int all = 1; /* every one is looked up, found or not */
+#define VL_DRIVER_LOOKUP(name, version)                    \
+    a->name = (PFN_##name##_v##version)driver_symbol(#name); \
+    all = all && a->name;
+    VL_DRIVER_FUNCTIONS(VL_DRIVER_LOOKUP)
+#undef VL_DRIVER_LOOKUP
+    a->resolved = all;
 }
 
 static const char *driver_error_name(CUresult r)

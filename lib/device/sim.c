@@ -156,13 +156,28 @@ static int injected_fault(sim_device *s, vl_sim_op op)
     return 1;
 }
 
-void vl_sim_fail_nth(vl_device *d, vl_sim_op op, uint64_t n)
+/* The vl_sim_* test hooks take any device: they act on a simulated one only. lock_sim
+ * is their way in, the simulator with its lock held, or NULL for a real device;
+ * unlock_sim(NULL) does nothing, so a hook reads as lock, act if there, unlock. */
+static sim_device *lock_sim(vl_device *d)
 {
-    if (!d || !d->simulated || (unsigned)op >= VL_SIM_OPS) return;
+    if (!d || !d->simulated) return NULL;
     sim_device *s = sim_of(d);
     pthread_mutex_lock(&s->lock);
-    s->fail_at[op] = n ? s->calls[op] + n : 0;
-    pthread_mutex_unlock(&s->lock);
+    return s;
+}
+
+static void unlock_sim(sim_device *s)
+{
+    if (s) pthread_mutex_unlock(&s->lock);
+}
+
+void vl_sim_fail_nth(vl_device *d, vl_sim_op op, uint64_t n)
+{
+    if ((unsigned)op >= VL_SIM_OPS) return;
+    sim_device *s = lock_sim(d);
+    if (s) s->fail_at[op] = n ? s->calls[op] + n : 0;
+    unlock_sim(s);
 }
 
 /* --- plain allocations ------------------------------------------------------------ */
@@ -305,6 +320,32 @@ static void set_bits(uint64_t *bits, uint64_t first, uint64_t count, int on)
     }
 }
 
+/* Marks the size bytes at granule first of r as one mapped range (on = 1) or as unmapped
+ * (on = 0): its granules, where it starts, and the mapped-byte counts, which map and
+ * unmap must change alike. Caller holds the lock. */
+static void mark_range(sim_device *s, sim_reservation *r, uint64_t first, size_t size, int on)
+{
+    set_bits(r->mapped_bits, first, size / s->granularity, on);
+    set_bits(r->start_bits, first, 1, on);
+    r->mapped_bytes = on ? r->mapped_bytes + size : r->mapped_bytes - size;
+    s->mapped_bytes = on ? s->mapped_bytes + size : s->mapped_bytes - size;
+}
+
+/* One step of a VMM call on [addr, addr+size), run under the lock: what map, unmap,
+ * unmap_shared, unmap_keep and phys_share do to the simulated device. */
+typedef int (*locked_step)(sim_device *s, void *addr, size_t size);
+
+/* The VMM calls that are one step under the lock (map, unmap, unmap_shared). */
+static int vmm_call(vl_device *d, void *addr, size_t size, locked_step step)
+{
+    sim_device *s = sim_of(d);
+    if (!d->vmm_supported) return VL_DEV_UNSUPPORTED;
+    pthread_mutex_lock(&s->lock);
+    int rc = step(s, addr, size);
+    pthread_mutex_unlock(&s->lock);
+    return rc;
+}
+
 /* Maps [addr, addr+size); fresh = 1 takes new memory from the capacity, 0 maps memory
  * kept by unmap_keep (already counted). Caller holds the lock. */
 static int map_locked(sim_device *s, void *addr, size_t size, int fresh)
@@ -318,23 +359,14 @@ static int map_locked(sim_device *s, void *addr, size_t size, int fresh)
     if (!r) return sim_misuse("map outside every reservation", addr, size);
     if (any_bit(r->mapped_bits, first, count)) return sim_misuse("map of a range that is already (partly) mapped", addr, size);
     if (fresh && size > s->capacity - s->overhead - s->used_bytes) return VL_DEV_OOM;
-    set_bits(r->mapped_bits, first, count, 1);
-    set_bits(r->start_bits, first, 1, 1);
-    r->mapped_bytes += size;
-    s->mapped_bytes += size;
+    mark_range(s, r, first, size, 1);
     if (fresh) s->used_bytes += size;
     return VL_DEV_OK;
 }
 
-static int sim_map(vl_device *d, void *addr, size_t size)
-{
-    sim_device *s = sim_of(d);
-    if (!d->vmm_supported) return VL_DEV_UNSUPPORTED;
-    pthread_mutex_lock(&s->lock);
-    int rc = map_locked(s, addr, size, 1);
-    pthread_mutex_unlock(&s->lock);
-    return rc;
-}
+static int map_fresh_locked(sim_device *s, void *addr, size_t size) { return map_locked(s, addr, size, 1); }
+
+static int sim_map(vl_device *d, void *addr, size_t size) { return vmm_call(d, addr, size, map_fresh_locked); }
 
 /* The reservation holding [addr, addr+size) if that is exactly one map() range: it
  * starts there, covers the range, no other starts inside, and it ends there (the next
@@ -359,11 +391,7 @@ static int unmap_locked(sim_device *s, void *addr, size_t size, int keep)
     if (injected_fault(s, VL_SIM_UNMAP)) return VL_DEV_ERROR;
     sim_reservation *r = one_mapped_range(s, addr, size);
     if (!r) return sim_misuse("unmap of a range that is not exactly one mapped range", addr, size);
-    uint64_t first = ((uintptr_t)addr - r->base) / s->granularity, count = size / s->granularity;
-    set_bits(r->mapped_bits, first, count, 0);
-    set_bits(r->start_bits, first, 1, 0);
-    r->mapped_bytes -= size;
-    s->mapped_bytes -= size;
+    mark_range(s, r, ((uintptr_t)addr - r->base) / s->granularity, size, 0);
     if (!keep) s->used_bytes -= size;
     return VL_DEV_OK;
 }
@@ -371,17 +399,16 @@ static int unmap_locked(sim_device *s, void *addr, size_t size, int keep)
 /* Like cuMemUnmap: no waiting. Whether queued work still used the range is the
  * caller's business (device.h); tests check the allocator's ordering through
  * events=manual and vl_sim_is_mapped. */
-static int sim_unmap(vl_device *d, void *addr, size_t size)
-{
-    sim_device *s = sim_of(d);
-    if (!d->vmm_supported) return VL_DEV_UNSUPPORTED;
-    pthread_mutex_lock(&s->lock);
-    int rc = unmap_locked(s, addr, size, 0);
-    pthread_mutex_unlock(&s->lock);
-    return rc;
-}
+static int unmap_free_locked(sim_device *s, void *addr, size_t size) { return unmap_locked(s, addr, size, 0); }
 
-static int sim_unmap_keep(vl_device *d, void *addr, size_t size, vl_phys *out)
+static int sim_unmap(vl_device *d, void *addr, size_t size) { return vmm_call(d, addr, size, unmap_free_locked); }
+
+/* --- physical memory handles (unmap_keep, phys_share; map_phys, phys_release) ----- */
+
+/* A new handle to the size bytes at addr, made by unmap_keep and phys_share alike: the
+ * record is allocated before the lock is taken, so that running out of host memory
+ * changes nothing on the device, and handed out (and counted) only when step succeeds. */
+static int new_phys(vl_device *d, void *addr, size_t size, int shared, locked_step step, vl_phys *out)
 {
     sim_device *s = sim_of(d);
     *out = NULL;
@@ -389,9 +416,9 @@ static int sim_unmap_keep(vl_device *d, void *addr, size_t size, vl_phys *out)
     sim_phys *ph = malloc(sizeof *ph);
     if (!ph) return sim_misuse("out of host memory", addr, size);
     pthread_mutex_lock(&s->lock);
-    int rc = unmap_locked(s, addr, size, 1);
+    int rc = step(s, addr, size);
     if (rc == VL_DEV_OK) {
-        *ph = (sim_phys){SIM_PHYS_TAG, size, 0};
+        *ph = (sim_phys){SIM_PHYS_TAG, size, shared};
         *out = (vl_phys)ph;
         s->live_phys++;
         ph = NULL;
@@ -401,12 +428,32 @@ static int sim_unmap_keep(vl_device *d, void *addr, size_t size, vl_phys *out)
     return rc;
 }
 
+/* The handles map_phys and phys_release take: one that new_phys made and that is still
+ * live (the tag is cleared when a handle is used up). */
+static int is_live_phys(const sim_phys *ph) { return ph && ph->tag == SIM_PHYS_TAG; }
+
+/* A handle that map_phys or phys_release used up. The tag is cleared before the free
+ * so that a second use of the same pointer, while malloc has not handed that memory
+ * out again, reads as misuse. */
+static void retire_phys(sim_phys *ph)
+{
+    ph->tag = 0;
+    free(ph);
+}
+
+static int keep_locked(sim_device *s, void *addr, size_t size) { return unmap_locked(s, addr, size, 1); }
+
+static int sim_unmap_keep(vl_device *d, void *addr, size_t size, vl_phys *out)
+{
+    return new_phys(d, addr, size, 0, keep_locked, out);
+}
+
 static int sim_map_phys(vl_device *d, void *addr, size_t size, vl_phys phys)
 {
     sim_device *s = sim_of(d);
     if (!d->vmm_supported) return VL_DEV_UNSUPPORTED;
     sim_phys *ph = (sim_phys *)phys;
-    if (!ph || ph->tag != SIM_PHYS_TAG) return sim_misuse("map_phys of memory unmap_keep did not return", addr, size);
+    if (!is_live_phys(ph)) return sim_misuse("map_phys of memory unmap_keep did not return", addr, size);
     if (ph->size != size) return sim_misuse("map_phys with a size other than the kept one", addr, size);
     pthread_mutex_lock(&s->lock);
     int rc = map_locked(s, addr, size, 0);
@@ -415,47 +462,38 @@ static int sim_map_phys(vl_device *d, void *addr, size_t size, vl_phys phys)
         if (ph->shared) s->shared_bytes += size;
     }
     pthread_mutex_unlock(&s->lock);
-    if (rc == VL_DEV_OK) {
-        ph->tag = 0;
-        free(ph);
-    }
+    if (rc == VL_DEV_OK) retire_phys(ph);
     return rc;
+}
+
+/* Sharing changes nothing on the device: the range must be one mapping. Its faults are
+ * injected as phys_release's (the simulator has no key of its own for them). */
+static int share_locked(sim_device *s, void *addr, size_t size)
+{
+    if (injected_fault(s, VL_SIM_PHYS_RELEASE)) return VL_DEV_ERROR;
+    if (!one_mapped_range(s, addr, size))
+        return sim_misuse("phys_share of a range that is not exactly one mapped range", addr, size);
+    return VL_DEV_OK;
 }
 
 static int sim_phys_share(vl_device *d, void *addr, size_t size, vl_phys *out)
 {
-    sim_device *s = sim_of(d);
-    *out = NULL;
-    if (!d->vmm_supported) return VL_DEV_UNSUPPORTED;
-    sim_phys *ph = malloc(sizeof *ph);
-    if (!ph) return sim_misuse("out of host memory", addr, size);
-    pthread_mutex_lock(&s->lock);
-    int rc = VL_DEV_OK;
-    if (injected_fault(s, VL_SIM_PHYS_RELEASE)) rc = VL_DEV_ERROR;
-    else if (!one_mapped_range(s, addr, size)) rc = sim_misuse("phys_share of a range that is not exactly one mapped range", addr, size);
-    if (rc == VL_DEV_OK) {
-        *ph = (sim_phys){SIM_PHYS_TAG, size, 1};
-        *out = (vl_phys)ph;
-        s->live_phys++;
-        ph = NULL;
-    }
-    pthread_mutex_unlock(&s->lock);
-    free(ph);
-    return rc;
+    return new_phys(d, addr, size, 1, share_locked, out);
 }
 
 /* Unmaps one of two mappings of shared memory: the memory stays counted (the other
  * mapping holds it). More than the shared bytes there are is a misuse. */
-static int sim_unmap_shared(vl_device *d, void *addr, size_t size)
+static int unmap_shared_locked(sim_device *s, void *addr, size_t size)
 {
-    sim_device *s = sim_of(d);
-    if (!d->vmm_supported) return VL_DEV_UNSUPPORTED;
-    pthread_mutex_lock(&s->lock);
     int rc = s->shared_bytes < size ? sim_misuse("unmap_shared of memory that is not mapped twice", addr, size)
                                     : unmap_locked(s, addr, size, 1);
     if (rc == VL_DEV_OK) s->shared_bytes -= size;
-    pthread_mutex_unlock(&s->lock);
     return rc;
+}
+
+static int sim_unmap_shared(vl_device *d, void *addr, size_t size)
+{
+    return vmm_call(d, addr, size, unmap_shared_locked);
 }
 
 static int sim_phys_release(vl_device *d, vl_phys phys, size_t size)
@@ -463,7 +501,7 @@ static int sim_phys_release(vl_device *d, vl_phys phys, size_t size)
     sim_device *s = sim_of(d);
     if (!d->vmm_supported) return VL_DEV_UNSUPPORTED;
     sim_phys *ph = (sim_phys *)phys;
-    if (!ph || ph->tag != SIM_PHYS_TAG || ph->size != size)
+    if (!is_live_phys(ph) || ph->size != size)
         return sim_misuse("phys_release of memory unmap_keep did not return (or of another size)", phys, size);
     pthread_mutex_lock(&s->lock);
     int rc = VL_DEV_OK;
@@ -474,10 +512,7 @@ static int sim_phys_release(vl_device *d, vl_phys phys, size_t size)
         s->live_phys--;
     }
     pthread_mutex_unlock(&s->lock);
-    if (rc == VL_DEV_OK) {
-        ph->tag = 0;
-        free(ph);
-    }
+    if (rc == VL_DEV_OK) retire_phys(ph);
     return rc;
 }
 
@@ -575,12 +610,10 @@ static void sim_event_release(vl_device *d, vl_event ev)
 
 void vl_sim_complete_stream(vl_device *d, vl_stream st)
 {
-    if (!d || !d->simulated) return;
-    sim_device *s = sim_of(d);
-    pthread_mutex_lock(&s->lock);
-    sim_stream *ss = stream_of(s, st);
+    sim_device *s = lock_sim(d);
+    sim_stream *ss = s ? stream_of(s, st) : NULL;
     if (ss) ss->completed = ss->recorded;
-    pthread_mutex_unlock(&s->lock);
+    unlock_sim(s);
 }
 
 static void complete_all_locked(sim_device *s)
@@ -590,55 +623,43 @@ static void complete_all_locked(sim_device *s)
 
 void vl_sim_complete_all(vl_device *d)
 {
-    if (!d || !d->simulated) return;
-    sim_device *s = sim_of(d);
-    pthread_mutex_lock(&s->lock);
-    complete_all_locked(s);
-    pthread_mutex_unlock(&s->lock);
+    sim_device *s = lock_sim(d);
+    if (s) complete_all_locked(s);
+    unlock_sim(s);
 }
 
 size_t vl_sim_pending_events(vl_device *d)
 {
-    if (!d || !d->simulated) return 0;
-    sim_device *s = sim_of(d);
+    sim_device *s = lock_sim(d);
     size_t pending = 0;
-    pthread_mutex_lock(&s->lock);
-    for (sim_event_chunk *c = s->event_chunks; c; c = c->next)
+    for (sim_event_chunk *c = s ? s->event_chunks : NULL; c; c = c->next)
         for (size_t i = 0; i < SIM_EVENT_CHUNK; i++)
             if (c->events[i].live && !event_complete_locked(s, &c->events[i])) pending++;
-    pthread_mutex_unlock(&s->lock);
+    unlock_sim(s);
     return pending;
 }
 
-size_t vl_sim_mapped_bytes(vl_device *d)
+/* vl_sim_used_bytes and vl_sim_mapped_bytes: one of the two byte counts, read under
+ * the lock. */
+static size_t read_bytes(vl_device *d, int mapped)
 {
-    if (!d || !d->simulated) return 0;
-    sim_device *s = sim_of(d);
-    pthread_mutex_lock(&s->lock);
-    size_t mapped = s->mapped_bytes;
-    pthread_mutex_unlock(&s->lock);
-    return mapped;
+    sim_device *s = lock_sim(d);
+    size_t n = !s ? 0 : mapped ? s->mapped_bytes : s->used_bytes;
+    unlock_sim(s);
+    return n;
 }
+
+size_t vl_sim_mapped_bytes(vl_device *d) { return read_bytes(d, 1); }
+
+size_t vl_sim_used_bytes(vl_device *d) { return read_bytes(d, 0); }
 
 int vl_sim_is_mapped(vl_device *d, void *addr)
 {
-    if (!d || !d->simulated) return 0;
-    sim_device *s = sim_of(d);
-    pthread_mutex_lock(&s->lock);
-    sim_reservation *r = find_reservation(s, (uintptr_t)addr, 1);
+    sim_device *s = lock_sim(d);
+    sim_reservation *r = s ? find_reservation(s, (uintptr_t)addr, 1) : NULL;
     int mapped = r && any_bit(r->mapped_bits, ((uintptr_t)addr - r->base) / s->granularity, 1);
-    pthread_mutex_unlock(&s->lock);
+    unlock_sim(s);
     return mapped;
-}
-
-size_t vl_sim_used_bytes(vl_device *d)
-{
-    if (!d || !d->simulated) return 0;
-    sim_device *s = sim_of(d);
-    pthread_mutex_lock(&s->lock);
-    size_t used = s->used_bytes;
-    pthread_mutex_unlock(&s->lock);
-    return used;
 }
 
 /* --- the rest --------------------------------------------------------------------- */

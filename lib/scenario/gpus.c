@@ -7,12 +7,14 @@
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/uio.h>
 #include <time.h>
 
 #include "clock.h"
+#include "cuda/gpu.h"
 #include "exitcodes.h"
 #include "scenario/subprocess.h"
 
@@ -42,6 +44,17 @@ int vl_gpu_used_on(int ordinal, int64_t *used, int64_t *total)
     *used = (int64_t)(t - f);
     if (total) *total = (int64_t)t;
     return 0;
+}
+
+int64_t vl_gpu_used_when_idle(const char *who, int ordinal)
+{
+    int64_t used = 0;
+    VL_CUDA_CHECK(cudaDeviceSynchronize());
+    if (vl_gpu_used_on(ordinal, &used, NULL) != 0) {
+        fprintf(stderr, "%s: cudaMemGetInfo failed\n", who);
+        exit(VL_EXIT_FAIL);
+    }
+    return used;
 }
 
 double vl_gpu_wait_used_at_most(int ordinal, int64_t target, int timeout_ms)

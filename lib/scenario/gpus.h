@@ -3,7 +3,8 @@
  * (cudaMemGetInfo with that device current, the caller's device restored), waiting for
  * a dead process's memory to come back, the base of the allocation around a pointer
  * (what a CUDA IPC handle covers), passing a file descriptor over a unix socket
- * (SCM_RIGHTS), and the one-line skip. Library code: nothing here exits. */
+ * (SCM_RIGHTS), and the one-line skip. Library code: nothing here exits but
+ * vl_gpu_used_when_idle, the checked measurement for programs. */
 #ifndef VL_SCENARIO_GPUS_H
 #define VL_SCENARIO_GPUS_H
 
@@ -18,6 +19,12 @@ int vl_gpu_count(void);
 /* total - free of device `ordinal`; 0, or the cudaError_t. Creates that device's
  * primary context in this process when it has none. */
 int vl_gpu_used_on(int ordinal, int64_t *used, int64_t *total);
+
+/* Device-wide used bytes of device `ordinal` once the current device is idle
+ * (cudaDeviceSynchronize first, so that memory freed by queued work counts as freed).
+ * A failed read ends the program as a failed VL_CUDA_CHECK would: "WHO: cudaMemGetInfo
+ * failed" on stderr and exit(VL_EXIT_FAIL), since the measurement it was for is lost. */
+int64_t vl_gpu_used_when_idle(const char *who, int ordinal);
 
 /* Polls device `ordinal` until its used bytes are at most `target` or timeout_ms
  * passed (the driver tears a dead process's context down asynchronously). Returns the

@@ -39,6 +39,16 @@ def _done(on_step, i):
         on_step(i)
 
 
+def _train_step(opt, loss, losses, on_step):
+    """The end of every training step (transformer, resnet50, moe): backward, update,
+    keep the loss and tell on_step."""
+    opt.zero_grad(set_to_none=True)
+    loss.backward()
+    opt.step()
+    losses.append(loss.item())
+    _done(on_step, len(losses) - 1)
+
+
 def run_transformer(size="full", seed=1, on_step=None):
     rng = _seed(seed)
     cfg = dict(vocab=8192, d=512, heads=8, layers=6, ff=2048, batch=(16, 32), seq=(64, 512), steps=24)
@@ -60,11 +70,7 @@ def run_transformer(size="full", seed=1, on_step=None):
         mask = nn.Transformer.generate_square_subsequent_mask(t, device=dev)
         h = model["enc"](model["emb"](tokens[:, :-1]), mask=mask, is_causal=True)
         loss = F.cross_entropy(model["head"](h).flatten(0, 1), tokens[:, 1:].flatten())
-        opt.zero_grad(set_to_none=True)
-        loss.backward()
-        opt.step()
-        losses.append(loss.item())
-        _done(on_step, len(losses) - 1)
+        _train_step(opt, loss, losses, on_step)
     return losses
 
 
@@ -158,11 +164,7 @@ def run_resnet50(size="full", seed=1, on_step=None):
         x = torch.randn(b, 3, im, im, device=dev)
         y = torch.randint(cfg["classes"], (b,), device=dev)
         loss = F.cross_entropy(model(x), y)
-        opt.zero_grad(set_to_none=True)
-        loss.backward()
-        opt.step()
-        losses.append(loss.item())
-        _done(on_step, len(losses) - 1)
+        _train_step(opt, loss, losses, on_step)
     return losses
 
 
@@ -212,11 +214,7 @@ def run_moe(size="bench", seed=1, on_step=None):
         for norm, moe in zip(model["norms"], model["moes"]):
             h = h + moe(norm(h))
         loss = F.cross_entropy(model["head"](h), tokens[:, 1:].flatten())
-        opt.zero_grad(set_to_none=True)
-        loss.backward()
-        opt.step()
-        losses.append(loss.item())
-        _done(on_step, len(losses) - 1)
+        _train_step(opt, loss, losses, on_step)
     return losses
 
 
