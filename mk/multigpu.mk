@@ -1,5 +1,5 @@
 # The multi-GPU and multi-process scenarios (device0_pileup, ipc_hold, peer_access,
-# graph_pool; issue #13). Included by the Makefile.
+# graph_pool). Included by the Makefile.
 #
 #   make test-multigpu-nogpu  tests/multigpu/run.sh: each program answers --help (0),
 #                             a bad flag (2) and, without a GPU, skips in one line (77);

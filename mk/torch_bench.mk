@@ -1,4 +1,4 @@
-# Live PyTorch benchmark (issue #11 item 3): real workloads in fresh processes under
+# Live PyTorch benchmark: real workloads in fresh processes under
 # PyTorch's allocators, vramlab's through the plugin, and RMM's through the same plugin
 # (scripts/torch/bench.py, statistics scripts/torch/bench_stats.py, figure plots/torch_bench.gp).
 #   make torch-bench [QUICK=1] [RUN=id] [ROUNDS=n] [BUDGET=seconds] [RESUME=1]

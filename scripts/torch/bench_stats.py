@@ -18,7 +18,7 @@ One sample is one process: one workload run once under one allocator. Per
                  relative difference; ref_rel_diff is how far PyTorch-default processes
                  differ among themselves (non-deterministic kernels), the yardstick.
 
-Acceptance (issue #11 item 3), per workload, for vramlab expandable (VL_EXPANDABLE):
+Acceptance, per workload, for vramlab expandable (VL_EXPANDABLE):
   speed   the upper end of its ratio interval against classic <= 1.03;
   waste   its median waste <= 1.02 and below PyTorch expandable's median waste;
   equal   every process's results equal the reference's, or (when the reference

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# GPU-box check of the four multi-GPU / multi-process scenarios (issue #13):
+# GPU-box check of the four multi-GPU / multi-process scenarios:
 # device0_pileup, ipc_hold, graph_pool (one GPU) and peer_access (two GPUs). Builds the
 # programs, runs each --quick (ipc_hold and graph_pool with several --alloc), and checks
 # with awk on the CSVs that every BAD variant shows its failure and every FIXED variant
