@@ -159,7 +159,41 @@ static void test_multi_stream_loop_maps_nothing_per_step(void **state)
     close_all_returned(d, a);
 }
 
+/* Where a split's remainder goes. After a trim, a FREE block [2, 3) MiB sits between the
+ * unmapped hole [0, 2) and a live block at 3 MiB. A 512 KiB request split from it leaves
+ * a 512 KiB remainder: split=low (the default, as PyTorch) puts it after the request,
+ * stranded against the live block; split=hole puts it before, next to the hole, where a
+ * larger request can later extend it into the hole. Returns the request's offset. */
+static size_t offset_of_split_request(const char *spec)
+{
+    vl_device *d = sim_open("sim:capacity=1GiB");
+    vl_allocator *a = caching_open(d, spec);
+    char *x = vl_allocate(a, 3 * MiB, S(1));
+    char *y = vl_allocate(a, 4 * MiB, S(1));
+    assert_non_null(x);
+    assert_ptr_equal(y, x + 3 * MiB); /* [x 0-3][y 3-7][free 7-8] */
+    vl_deallocate(a, x, 0, S(1));
+    vl_trim(a); /* unmaps the whole chunk [0, 2); [2, 3) stays FREE */
+    assert_false(vl_sim_is_mapped(d, x));
+    char *z = vl_allocate(a, 512 * KiB, S(1));
+    assert_non_null(z);
+    assert_consistent(a);
+    size_t off = (size_t)(z - x);
+    vl_deallocate(a, z, 0, S(1));
+    vl_deallocate(a, y, 0, S(1));
+    close_all_returned(d, a);
+    return off;
+}
+
+static void test_split_remainder_goes_next_to_the_hole(void **state)
+{
+    (void)state;
+    assert_int_equal(offset_of_split_request("caching:segments=expandable"), 2 * MiB);
+    assert_int_equal(offset_of_split_request("caching:segments=expandable,split=hole"), 2 * MiB + 512 * KiB);
+}
+
 VL_TEST_MAIN(cmocka_unit_test(test_large_request_opens_a_further_range),
+             cmocka_unit_test(test_split_remainder_goes_next_to_the_hole),
              cmocka_unit_test(test_pressure_takes_other_streams_chunks_without_a_flush),
              cmocka_unit_test(test_churn_over_the_whole_device_fails_only_when_memory_is_short),
              cmocka_unit_test(test_multi_stream_loop_maps_nothing_per_step))

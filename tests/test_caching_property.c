@@ -37,6 +37,8 @@ static const config configs[] = {
     {"sim:capacity=2GiB,granularity=4MiB,events=manual", "caching:segments=expandable,reclaim=-1,chunk=20MiB"},
     /* a device smaller than the largest requests: further ranges, reclaim under pressure */
     {"sim:capacity=192MiB,events=manual", "caching:segments=expandable,chunk=8MiB"},
+    /* remainders placed next to the hole before a block (split=hole) */
+    {"sim:capacity=1GiB,events=manual", "caching:segments=expandable,split=hole"},
 };
 #define NCONFIGS (sizeof configs / sizeof configs[0])
 
@@ -256,5 +258,6 @@ VL_TEST_MAIN(cmocka_unit_test_prestate(test_random_ops, (void *)&configs[0]),
              cmocka_unit_test_prestate(test_random_ops, (void *)&configs[3]),
              cmocka_unit_test_prestate(test_random_ops, (void *)&configs[4]),
              cmocka_unit_test_prestate(test_random_ops, (void *)&configs[5]),
+             cmocka_unit_test_prestate(test_random_ops, (void *)&configs[6]),
              cmocka_unit_test_prestate(test_threads, (void *)"caching"),
              cmocka_unit_test_prestate(test_threads, (void *)"caching:segments=expandable"))

@@ -142,6 +142,7 @@ typedef struct vl_caching_config {
     double gc_threshold;   /* 0: off; else fraction of device capacity */
     size_t chunk;          /* expandable: largest mapping unit */
     double reclaim;        /* expandable: reserved cap above peak allocated (fraction); < 0 off */
+    int split_toward_hole; /* expandable, split=hole: a remainder goes next to an unmapped hole before the block */
     int oom_report;        /* print the OOM report to stderr */
 } vl_caching_config;
 

@@ -99,13 +99,25 @@ static void take(vl_caching *c, vl_cpool *p, vl_cblock *b, size_t rounded, int d
     /* Without a header for the remainder the block is handed out whole: wasteful, not wrong. */
     if (vl_caching_should_split(b->size, rounded, p->small, b->seg->expandable, c->cfg.max_split) &&
         (rest = vl_caching_new_block(c)) != NULL) {
-        rest->addr = b->addr + rounded;
-        rest->size = b->size - rounded;
         rest->seg = b->seg;
-        rest->prev = b;
-        rest->next = b->next;
-        if (b->next) b->next->prev = rest;
-        b->next = rest;
+        rest->size = b->size - rounded;
+        if (c->cfg.split_toward_hole && b->seg->expandable && b->prev && b->prev->state == VL_CB_UNMAPPED &&
+            !(b->next && b->next->state == VL_CB_UNMAPPED)) {
+            /* split=hole: the remainder before the request, next to the hole, where a
+             * later, larger request can extend it into the hole (placement's frontier). */
+            rest->addr = b->addr;
+            rest->prev = b->prev;
+            rest->next = b;
+            b->prev->next = rest;
+            b->prev = rest;
+            b->addr += rest->size;
+        } else {
+            rest->addr = b->addr + rounded;
+            rest->prev = b;
+            rest->next = b->next;
+            if (b->next) b->next->prev = rest;
+            b->next = rest;
+        }
         b->size = rounded;
         vl_free_insert(c, rest);
     }
