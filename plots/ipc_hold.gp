@@ -14,6 +14,7 @@ set style fill solid 0.8 border -1
 set boxwidth 0.9
 set key inside right top
 set yrange [0:*]
+set offsets 0, 0, graph 0.15, 0 # headroom: the tallest bar and the key stay apart
 set xtics rotate by -20
 sumcol(f, sec, var, col) = system(sprintf("awk -F, '/^#/{next} !h{for(i=1;i<=NF;i++)c[$i]=i;h=1;next} $c[\"section\"]==\"%s\" && $c[\"variant\"]==\"%s\" {s+=$c[\"%s\"]} END{print s+0}' %s", sec, var, col, f))
 

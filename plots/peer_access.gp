@@ -29,7 +29,16 @@ set style data histograms
 set style histogram clustered gap 1
 set style fill solid 0.8 border -1
 set xtics rotate by 0
-plot file1 using (strcol('section') eq 'enable' ? column('enable_ms') : NaN):xtic(strcol('section') eq 'enable' ? strcol('variant') : '') title 'enable (ms)' lc rgb 'gray40', \
-     '' using (strcol('section') eq 'enable' ? column('used_delta_a_bytes') / MiB : NaN) title 'MiB on GPU a' lc rgb 'orange', \
-     '' using (strcol('section') eq 'enable' ? column('used_delta_b_bytes') / MiB : NaN) title 'MiB on GPU b' lc rgb 'purple'
+# Only the 'enable' rows, as a small table (a histogram of every row leaves empty slots).
+set print $enable
+enable_rows = system(sprintf("awk -F, '/^#/{next} !h{for(i=1;i<=NF;i++)c[$i]=i;h=1;next} $c[\"section\"]==\"enable\" {printf \"%%s,%%s,%%s,%%s\\n\", $c[\"variant\"], $c[\"enable_ms\"], $c[\"used_delta_a_bytes\"]/%d, $c[\"used_delta_b_bytes\"]/%d}' %s", MiB, MiB, file1))
+print enable_rows
+set print
+set datafile separator ','
+set datafile nocolumnheaders
+set yrange [0:*]
+set offsets 0, 0, graph 0.15, 0
+plot $enable using 2:xtic(1) title 'enable (ms)' lc rgb 'gray40', \
+     '' using 3 title 'MiB on GPU a (0: none seen)' lc rgb 'orange', \
+     '' using 4 title 'MiB on GPU b (0: none seen)' lc rgb 'purple'
 unset multiplot
