@@ -64,7 +64,7 @@ static uint64_t graph_attr(gx *x, enum cudaGraphMemAttributeType a)
     return v;
 }
 
-static int64_t used_delta(gx *x) { return vl_gpu_used_when_idle("graph_pool", x->ordinal) - x->used0; }
+static int64_t used_delta(gx *x) { return vl_gpu_used_when_idle(x->ordinal) - x->used0; }
 
 static void section_start(gx *x)
 {

@@ -200,7 +200,7 @@ static int exchange(producer *x, const request *q, int fd, reply *r)
     return 0;
 }
 
-static int64_t used_now(producer *x) { return vl_gpu_used_when_idle("ipc_hold", x->ordinal); }
+static int64_t used_now(producer *x) { return vl_gpu_used_when_idle(x->ordinal); }
 
 /* The legacy IPC handle of the allocation around block; 0, or -1 with the error name. */
 static int legacy_handle(void *block, request *q, size_t *alloc_bytes, char *err, size_t errlen)

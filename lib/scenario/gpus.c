@@ -46,14 +46,11 @@ int vl_gpu_used_on(int ordinal, int64_t *used, int64_t *total)
     return 0;
 }
 
-int64_t vl_gpu_used_when_idle(const char *who, int ordinal)
+int64_t vl_gpu_used_when_idle(int ordinal)
 {
     int64_t used = 0;
     VL_CUDA_CHECK(cudaDeviceSynchronize());
-    if (vl_gpu_used_on(ordinal, &used, NULL) != 0) {
-        fprintf(stderr, "%s: cudaMemGetInfo failed\n", who);
-        exit(VL_EXIT_FAIL);
-    }
+    VL_CUDA_CHECK((cudaError_t)vl_gpu_used_on(ordinal, &used, NULL));
     return used;
 }
 

@@ -22,9 +22,9 @@ int vl_gpu_used_on(int ordinal, int64_t *used, int64_t *total);
 
 /* Device-wide used bytes of device `ordinal` once the current device is idle
  * (cudaDeviceSynchronize first, so that memory freed by queued work counts as freed).
- * A failed read ends the program as a failed VL_CUDA_CHECK would: "WHO: cudaMemGetInfo
- * failed" on stderr and exit(VL_EXIT_FAIL), since the measurement it was for is lost. */
-int64_t vl_gpu_used_when_idle(const char *who, int ordinal);
+ * Checked with VL_CUDA_CHECK: a failed read ends the program, since the measurement it
+ * was for is lost. */
+int64_t vl_gpu_used_when_idle(int ordinal);
 
 /* Polls device `ordinal` until its used bytes are at most `target` or timeout_ms
  * passed (the driver tears a dead process's context down asynchronously). Returns the

@@ -27,6 +27,15 @@ import bench_stats as bs  # noqa: E402
 failures = 0
 
 
+
+def alive(pid):
+    """Whether process pid still exists (signal 0 tests without sending)."""
+    try:
+        os.kill(pid, 0)
+        return True
+    except ProcessLookupError:
+        return False
+
 def check(what, ok, detail=""):
     global failures
     if not ok:
@@ -391,12 +400,7 @@ try:
     check("the finished processes are in samples.csv, the cut one is not",
           got == [("1", "transformer", "torch", "ok"), ("1", "transformer", "torch-expandable", "ok")], (got, out))
     cut_pid = int(starts()[2].split()[0])
-    try:
-        os.kill(cut_pid, 0)
-        alive = True
-    except ProcessLookupError:
-        alive = False
-    check("the cut process is gone", not alive, cut_pid)
+    check("the cut process is gone", not alive(cut_pid), cut_pid)
     cond = open(os.path.join(cut, "conditions.txt")).read()
     check("conditions say stopped", "stopped by SIGTERM" in cond and "skipped (the rest): stopped by SIGTERM: "
           "6 of 8" in cond, cond)
@@ -417,12 +421,7 @@ try:
           == 1, out)
     cut_pid = int(starts()[1].split()[0])
     time.sleep(0.2)
-    try:
-        os.kill(cut_pid, 0)
-        alive = True
-    except ProcessLookupError:
-        alive = False
-    check("the driver terminated its worker", not alive, cut_pid)
+    check("the driver terminated its worker", not alive(cut_pid), cut_pid)
 
     os.remove(started)
     p = subprocess.run(bench_cmd("cut", "--resume", *four), capture_output=True, text=True,
