@@ -56,7 +56,11 @@ test-tsan:
 # Plain build (valgrind and ASan do not mix). Every test binary runs under memcheck;
 # GPU tests skip themselves without a device, so this is the host-only / sim suite.
 VALGRIND ?= valgrind
-VALGRIND_FLAGS := --tool=memcheck --error-exitcode=1 --leak-check=full --show-leak-kinds=definite,indirect \
+# --fair-sched=yes: valgrind runs one thread at a time, and its default lock lets a thread
+# that loops without blocking take the CPU back at once; test_threads_caching's trim
+# thread (vl_trim in a loop) then starved a worker that had finished and was exiting,
+# and the test ran into the timeout (seen on CI, and here in 1 run of 3).
+VALGRIND_FLAGS := --tool=memcheck --fair-sched=yes --error-exitcode=1 --leak-check=full --show-leak-kinds=definite,indirect \
                   --errors-for-leak-kinds=definite,indirect --track-origins=yes --num-callers=30 \
                   --suppressions=$(CURDIR)/tests/valgrind/vramlab.supp
 
