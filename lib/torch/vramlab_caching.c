@@ -8,10 +8,12 @@
 #include <dlfcn.h>
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "alloc.h"
 #include "cuda/peer_backend.h"
@@ -20,6 +22,7 @@
 #define VL_TORCH_MAX_DEVICES 64
 #define VL_TORCH_DEFAULT_SPEC "caching"
 #define VL_TORCH_ENV "VRAMLAB_ALLOC"
+#define VL_TORCH_TIME_ENV "VRAMLAB_TIME"
 
 /* A device's slot: NULL until its first allocation opens it, then the allocator, or
  * OPEN_FAILED for ever (the reason was printed once). Written only under open_lock;
@@ -30,10 +33,26 @@ static char spec_in_use[VL_SPEC_MAX_TEXT];
 static vl_allocator open_failed_marker;
 #define OPEN_FAILED (&open_failed_marker)
 
+/* Time inside vl_alloc / vl_free per device (VRAMLAB_TIME=1): the allocator's own share
+ * of a training step, measured in the process, where step times vary between processes
+ * far more than the allocator costs. Off by default: two clock reads per call. Set once,
+ * before the first allocator opens, never changed after. */
+static bool timing;
+static _Atomic uint64_t alloc_ns[VL_TORCH_MAX_DEVICES], free_ns[VL_TORCH_MAX_DEVICES];
+
+static uint64_t now_ns(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
+}
+
 static void read_spec(void)
 {
     const char *env = getenv(VL_TORCH_ENV);
     snprintf(spec_in_use, sizeof spec_in_use, "%s", env && *env ? env : VL_TORCH_DEFAULT_SPEC);
+    const char *t = getenv(VL_TORCH_TIME_ENV);
+    timing = t != NULL && strcmp(t, "1") == 0;
 }
 
 static vl_allocator *open_device(int device)
@@ -125,7 +144,11 @@ void *vl_alloc(ssize_t size, int device, cudaStream_t stream)
     if (size <= 0) return NULL;
     vl_allocator *a = allocator_for(device);
     if (a == NULL) return NULL;
-    return vl_allocate(a, (size_t)size, (vl_stream)stream);
+    if (!timing) return vl_allocate(a, (size_t)size, (vl_stream)stream);
+    uint64_t t0 = now_ns();
+    void *p = vl_allocate(a, (size_t)size, (vl_stream)stream);
+    atomic_fetch_add_explicit(&alloc_ns[device], now_ns() - t0, memory_order_relaxed);
+    return p;
 }
 
 void vl_free(void *ptr, ssize_t size, int device, cudaStream_t stream)
@@ -136,7 +159,13 @@ void vl_free(void *ptr, ssize_t size, int device, cudaStream_t stream)
         fprintf(stderr, "vramlab: vl_free(%p) on device %d, which has no allocator\n", ptr, device);
         return;
     }
+    if (!timing) {
+        vl_deallocate(a, ptr, (size_t)size, (vl_stream)stream);
+        return;
+    }
+    uint64_t t0 = now_ns();
     vl_deallocate(a, ptr, (size_t)size, (vl_stream)stream);
+    atomic_fetch_add_explicit(&free_ns[device], now_ns() - t0, memory_order_relaxed);
 }
 
 int vl_torch_record_stream(void *ptr, int device, cudaStream_t stream)
@@ -177,6 +206,11 @@ int64_t vl_torch_stat(int device, const char *name)
 {
     vl_allocator *a = allocator_if_open(device);
     if (a == NULL || name == NULL) return VL_UNKNOWN;
+    if (strcmp(name, "alloc_ns") == 0 || strcmp(name, "free_ns") == 0) {
+        if (!timing) return VL_UNKNOWN;
+        return (int64_t)atomic_load_explicit(name[0] == 'a' ? &alloc_ns[device] : &free_ns[device],
+                                             memory_order_relaxed);
+    }
     for (size_t i = 0; i < sizeof stat_fields / sizeof stat_fields[0]; i++) {
         if (strcmp(stat_fields[i].name, name) != 0) continue;
         vl_alloc_stats st;

@@ -7,9 +7,10 @@
  * "rmm:async": RMM through libvramlab_peer_rmm.so from `make peers`, looked for in
  * this library's folder or $VL_PEER_DIR). It is read once, when a device first
  * allocates. One allocator per CUDA device, opened lazily and thread-safely on
- * that device's first allocation. A bad SPEC or a failed open prints one line on
- * stderr and every allocation on that device returns NULL (PyTorch then reports
- * an out-of-memory error).
+ * that device's first allocation. VRAMLAB_TIME=1 (read then too) times every
+ * vl_alloc / vl_free call (vl_torch_stat "alloc_ns", "free_ns"). A bad SPEC or a
+ * failed open prints one line on stderr and every allocation on that device returns
+ * NULL (PyTorch then reports an out-of-memory error).
  *
  * The library links the CUDA runtime statically and exports only the functions
  * below, so it works in any process (PyTorch brings its own libcudart; both
@@ -43,8 +44,10 @@ int vl_torch_record_stream(void *ptr, int device, cudaStream_t stream);
 /* Releases cached memory to the device (torch.cuda.empty_cache); returns bytes released. */
 size_t vl_torch_trim(int device);
 /* One statistic by its vl_alloc_stats field name ("peak_reserved_bytes",
- * "allocated_bytes", "ooms", ...); -1 when unknown, the device has no allocator yet,
- * or the name is not a field. device must be >= 0. */
+ * "allocated_bytes", "ooms", ...), or "alloc_ns" / "free_ns": the nanoseconds spent
+ * in vl_alloc / vl_free on the device so far (host monotonic clock), kept only where
+ * VRAMLAB_TIME=1 was set when the first allocator opened. -1 when unknown, the device
+ * has no allocator yet, or the name is not a field. device must be >= 0. */
 int64_t vl_torch_stat(int device, const char *name);
 /* Peaks := current values. */
 void vl_torch_reset_peaks(int device);

@@ -10,6 +10,10 @@ allocators, one fresh process per sample (PyTorch reads its allocator settings o
   rmm-pool, rmm-async RAPIDS RMM through the same plugin (VRAMLAB_ALLOC=rmm:...; the
                       shim build/lib/libvramlab_peer_rmm.so from `make peers`); skipped,
                       with the reason in conditions.txt, where the shim is not built
+  --define NAME=SPEC  one more plugin allocator, VRAMLAB_ALLOC=SPEC, run where
+                      --allocators names it (an A/B of a caching option:
+                      --define hole=caching:segments=expandable,split=hole
+                      --allocators vramlab,vramlab-expandable,hole)
 
 Processes run one at a time, interleaved: every round runs each workload under every
 allocator, the allocators' order rotated by one each round. Per process: step times
@@ -17,7 +21,9 @@ allocator, the allocators' order rotated by one each round. Per process: step ti
 steps after the warm-up), peak allocated / reserved / requested from the allocator's own
 counters (torch.cuda.memory_stats for PyTorch's, vl_torch_stat for the plugin, whose
 figures for rmm-* are the RMM shim's), device memory in use (cudaMemGetInfo) before,
-at most (sampled after every step) and at the end, and the results (losses, token
+at most (sampled after every step) and at the end, the time spent inside the plugin's
+vl_alloc / vl_free per step (plugin allocators: VRAMLAB_TIME=1, two clock reads per
+call, the same for all of them), and the results (losses, token
 sums), compared with PyTorch-default's. Deterministic algorithms, no cuDNN autotuning,
 no fused attention kernels (their backward passes use atomics): equal results are the
 expected outcome. Statistics and verdict: bench_stats.py.
@@ -26,7 +32,8 @@ Out: results/torch-bench/RUN_ID/{samples.csv, summary.csv, verdict.csv, report.t
 conditions.txt, torch_bench.summary.csv (for `make plots`), logs/, plots/}. samples.csv
 grows by one row as each process ends (appended and flushed in one write), so a run
 cut short keeps every finished process; the summary comes at the end.
-  bench.py [--quick] [--rounds N] [--workloads a,b] [--allocators a,b] [--run-id ID] [--budget S]
+  bench.py [--quick] [--rounds N] [--workloads a,b] [--allocators a,b] [--define NAME=SPEC]...
+           [--run-id ID] [--budget S]
   bench.py --run-id ID --resume [same options]
                                continues run ID: the (round, workload, allocator) processes
                                its samples.csv has with status ok are skipped, failed ones
@@ -75,6 +82,17 @@ ALLOCATORS = {
 }
 WARMUP = dict(transformer=5, resnet50=4, gpt2=2, moe=4)  # steps (requests) not timed
 DEFAULT_WORKLOADS = "transformer,resnet50,gpt2,moe"
+
+
+def define(text):
+    """Adds the plugin allocator NAME=SPEC (--define) to ALLOCATORS; an error message or ''."""
+    name, eq, spec = text.partition("=")
+    if not eq or not name or not spec or "," in name or not name.replace("-", "").replace("_", "").isalnum():
+        return f"--define {text!r}: expected NAME=SPEC, NAME of letters, digits, - and _"
+    if name in ALLOCATORS and ALLOCATORS[name] != ({"VRAMLAB_ALLOC": spec}, True):
+        return f"--define {text!r}: {name} is already an allocator"
+    ALLOCATORS[name] = ({"VRAMLAB_ALLOC": spec}, True)
+    return ""
 
 
 def spec_of(allocator):
@@ -126,12 +144,22 @@ def worker(args):
         torch.cuda.memory.change_current_allocator(alloc)
     deterministic(torch)
     free, total = torch.cuda.mem_get_info()  # context only: nothing allocated yet
-    state = dict(used_base=total - free, used_max=total - free, times=[])
+    state = dict(used_base=total - free, used_max=total - free, times=[], alloc_ns=[], ns=0)
+
+    def alloc_ns():
+        """ns spent in vl_alloc + vl_free so far; None without the counters."""
+        if plugin is None:
+            return None
+        a, f = plugin.vl_torch_stat(0, b"alloc_ns"), plugin.vl_torch_stat(0, b"free_ns")
+        return a + f if a >= 0 and f >= 0 else None
 
     def on_step(_i):
         torch.cuda.synchronize()
         now = time.perf_counter()
         state["times"].append(now - state["t"])
+        ns = alloc_ns()
+        state["alloc_ns"].append(None if ns is None else ns - state["ns"])
+        state["ns"] = ns or 0
         f, t = torch.cuda.mem_get_info()
         state["used_max"] = max(state["used_max"], t - f)
         state["t"] = time.perf_counter()
@@ -142,6 +170,8 @@ def worker(args):
     f, t = torch.cuda.mem_get_info()
     timed = state["times"][min(args.warmup, len(state["times"]) - 1):]
     timed_ms = sorted(x * 1e3 for x in timed)
+    timed_alloc = state["alloc_ns"][min(args.warmup, len(state["times"]) - 1):]
+    alloc_ms = sorted(x / 1e6 for x in timed_alloc if x is not None)
 
     def stat(name):
         v = plugin.vl_torch_stat(0, name.encode())
@@ -163,7 +193,9 @@ def worker(args):
     out = dict(workload=args.workload, allocator=args.allocator, spec=spec, seed=args.seed, status="ok",
                steps=len(state["times"]), steps_timed=len(timed_ms),
                step_ms_median=bench_stats.rankstats.quantile_median(timed_ms),
-               step_ms_mean=sum(timed_ms) / len(timed_ms), stats_from=source,
+               step_ms_mean=sum(timed_ms) / len(timed_ms),
+               alloc_ms_median=bench_stats.rankstats.quantile_median(alloc_ms) if alloc_ms else None,
+               stats_from=source,
                device_used_base_bytes=state["used_base"], device_used_max_bytes=max(state["used_max"], t - f),
                device_used_end_bytes=t - f, results=bench_stats.format_results(result), **peaks,
                torch=torch.__version__, cuda=torch.version.cuda, gpu=torch.cuda.get_device_name(0))
@@ -265,9 +297,13 @@ def run_one(args, outdir, rnd, order, workload, allocator, size):
     cmd = [sys.executable, os.path.abspath(__file__), "--worker", "--workload", workload, "--allocator",
            allocator, "--size", size, "--seed", str(args.seed), "--json", js,
            "--warmup", str(0 if size == "tiny" else WARMUP.get(workload, 3))]
+    for d in args.define:
+        cmd += ["--define", d]
     if through_plugin:
         cmd += ["--plugin", os.path.abspath(args.plugin)]
     env = dict(os.environ, PYTHONUNBUFFERED="1", CUBLAS_WORKSPACE_CONFIG=":4096:8", **env_extra)
+    if through_plugin:
+        env["VRAMLAB_TIME"] = "1"
     if allocator.startswith("torch"):
         env.pop("VRAMLAB_ALLOC", None)
     else:
@@ -542,6 +578,8 @@ def main():
     ap.add_argument("--run-id", default=None)
     ap.add_argument("--workloads", default=DEFAULT_WORKLOADS)
     ap.add_argument("--allocators", default=",".join(ALLOCATORS))
+    ap.add_argument("--define", action="append", default=[], metavar="NAME=SPEC",
+                    help="one more plugin allocator: VRAMLAB_ALLOC=SPEC under the name NAME (repeatable)")
     ap.add_argument("--plugin", default=os.path.join(ROOT, "build", "lib", "libvramlab_caching.so"))
     ap.add_argument("--rounds", type=int, default=None, help="processes per (workload, allocator); default 5, quick 2")
     ap.add_argument("--quick", action="store_true", help="tiny models, 2 rounds: checks the machinery")
@@ -565,6 +603,10 @@ def main():
     ap.add_argument("--json", help=argparse.SUPPRESS)
     ap.add_argument("--verbose", action="store_true", help=argparse.SUPPRESS)
     args = ap.parse_args()
+    for d in args.define:
+        why = define(d)
+        if why:
+            ap.error(why)
     args.size = args.size or ("tiny" if args.quick else "bench")
     if args.rounds is None:
         args.rounds = 2 if args.quick else 5

@@ -10,6 +10,12 @@ One sample is one process: one workload run once under one allocator. Per
   ratio          step time against vramlab classic (VL_REFERENCE): the Hodges-Lehmann
                  shift of log step times, exp'd, with its Moses 95% interval
                  (scripts/compare.d/rankstats.py), and the Mann-Whitney p-value;
+  alloc_ms       time inside the allocator's entry points per step (plugin allocators,
+                 VRAMLAB_TIME=1: host clock around each vl_alloc / vl_free), the median
+                 over processes of each process's median over its timed steps: measured
+                 inside one process, it does not carry the process-to-process spread of
+                 step times, so it resolves allocator differences that step times cannot
+                 (it does not see costs the allocator causes on the device);
   waste          peak reserved / peak allocated per process (peak requested where the
                  allocator keeps no allocated figure: waste_basis says which), median,
                  min and max over processes;
@@ -44,7 +50,7 @@ WASTE_LIMIT = 1.02
 
 SAMPLE_FIELDS = (
     "run_id", "round", "order", "workload", "allocator", "spec", "seed", "status", "error",
-    "steps", "steps_timed", "step_ms_median", "step_ms_mean", "process_s",
+    "steps", "steps_timed", "step_ms_median", "step_ms_mean", "alloc_ms_median", "process_s",
     "peak_allocated_bytes", "peak_reserved_bytes", "peak_requested_bytes", "stats_from",
     "device_used_base_bytes", "device_used_max_bytes", "device_used_end_bytes",
     "results", "exact_equal", "max_rel_diff",
@@ -52,12 +58,12 @@ SAMPLE_FIELDS = (
 SUMMARY_FIELDS = (
     "workload", "allocator", "spec", "n", "failed",
     "step_ms", "step_ms_lo", "step_ms_hi", "step_ms_ci",
-    "ratio", "ratio_lo", "ratio_hi", "ratio_p",
+    "ratio", "ratio_lo", "ratio_hi", "ratio_p", "alloc_ms", "alloc_ms_lo", "alloc_ms_hi",
     "peak_reserved_bytes", "peak_allocated_bytes", "peak_requested_bytes",
     "waste", "waste_min", "waste_max", "waste_basis",
     "device_used_max_bytes", "equal", "max_rel_diff", "ref_rel_diff",
 )
-VERDICT_FIELDS = ("workload", "ratio_hi", "speed", "waste", "torch_expandable_waste", "waste_ok",
+VERDICT_FIELDS = ("workload", "ratio_hi", "speed", "alloc_ms_more", "waste", "torch_expandable_waste", "waste_ok",
                   "equal", "verdict")
 
 
@@ -201,6 +207,9 @@ def summarize(rows, allocators=None):
                 s.update(ratio=math.exp(est), ratio_lo=math.exp(rlo) if math.isfinite(rlo) else None,
                          ratio_hi=math.exp(rhi) if math.isfinite(rhi) else None,
                          ratio_p=rankstats.mann_whitney(ref_steps, logs) if a != VL_REFERENCE else None)
+            am = [x for x in (num(r.get("alloc_ms_median")) for r in ok) if x is not None and x >= 0]
+            amed, alo, ahi, _ = median_ci(am)
+            s.update(alloc_ms=amed, alloc_ms_lo=alo, alloc_ms_hi=ahi)
             for key in ("peak_reserved_bytes", "peak_allocated_bytes", "peak_requested_bytes",
                         "device_used_max_bytes"):
                 vals = [x for x in (counter(r.get(key)) for r in ok) if x is not None]
@@ -225,12 +234,16 @@ def verdict(summary):
     rows = []
     for w in dict.fromkeys(s["workload"] for s in summary):
         e, t = by.get((w, VL_EXPANDABLE)), by.get((w, TORCH_EXPANDABLE))
-        v = dict(workload=w, ratio_hi=None, speed="n/a", waste=None, torch_expandable_waste=None,
-                 waste_ok="n/a", equal="n/a", verdict="n/a")
+        c = by.get((w, VL_REFERENCE))
+        v = dict(workload=w, ratio_hi=None, speed="n/a", alloc_ms_more=None, waste=None,
+                 torch_expandable_waste=None, waste_ok="n/a", equal="n/a", verdict="n/a")
         if e is None or e["n"] == 0:
             rows.append(v)
             continue
         v["ratio_hi"] = e["ratio_hi"]
+        if c and e.get("alloc_ms") is not None and c.get("alloc_ms") is not None and c.get("step_ms"):
+            # the allocator time expandable adds per step, as a share of classic's step
+            v["alloc_ms_more"] = (e["alloc_ms"] - c["alloc_ms"]) / c["step_ms"]
         if e["ratio_hi"] is not None:
             v["speed"] = "ok" if e["ratio_hi"] <= SPEED_LIMIT else "FAIL"
         v["waste"] = e["waste"]
@@ -301,22 +314,26 @@ def table(summary, verdicts):
         return "-" if v is None else fmt(v, d)
 
     lines = [f"{'workload':12} {'allocator':20} {'n':>2} {'step ms':>9} {'[interval]':>19} "
-             f"{'x classic':>9} {'[95% HL]':>17} {'waste':>6} {'res GiB':>8} {'equal':>6}"]
+             f"{'x classic':>9} {'[95% HL]':>17} {'alloc ms':>8} {'waste':>6} {'res GiB':>8} {'equal':>6}"]
     for s in summary:
         res = s["peak_reserved_bytes"]
         lines.append(
             f"{s['workload']:12} {s['allocator']:20} {s['n']:>2} {x(s['step_ms']):>9} "
             f"{'[' + x(s['step_ms_lo']) + ', ' + x(s['step_ms_hi']) + ']':>19} {x(s['ratio']):>9} "
-            f"{'[' + x(s['ratio_lo']) + ', ' + x(s['ratio_hi']) + ']':>17} {x(s['waste'], 3):>6} "
+            f"{'[' + x(s['ratio_lo']) + ', ' + x(s['ratio_hi']) + ']':>17} {x(s.get('alloc_ms'), 3):>8} "
+            f"{x(s['waste'], 3):>6} "
             f"{x(res / 2**30 if res is not None else None, 3):>8} {s['equal'] or '-':>6}"
             + (f"  ({s['failed']} failed)" if s["failed"] else ""))
     lines.append("")
     lines.append(f"acceptance of {VL_EXPANDABLE}: ratio to classic <= {SPEED_LIMIT} (upper end of the 95% "
-                 f"interval), waste <= {WASTE_LIMIT} and below {TORCH_EXPANDABLE}'s, results equal")
-    lines.append(f"{'workload':12} {'ratio hi':>9} {'speed':>6} {'waste':>7} {'torch-exp':>9} {'waste':>6} "
-                 f"{'equal':>6} {'verdict':>7}")
+                 f"interval), waste <= {WASTE_LIMIT} and below {TORCH_EXPANDABLE}'s, results equal; "
+                 "alloc+: the allocator time it adds per step, over classic's step time (not judged)")
+    lines.append(f"{'workload':12} {'ratio hi':>9} {'speed':>6} {'alloc+':>7} {'waste':>7} {'torch-exp':>9} "
+                 f"{'waste':>6} {'equal':>6} {'verdict':>7}")
     for v in verdicts:
-        lines.append(f"{v['workload']:12} {x(v['ratio_hi']):>9} {v['speed']:>6} {x(v['waste'], 3):>7} "
+        more = v.get("alloc_ms_more")
+        lines.append(f"{v['workload']:12} {x(v['ratio_hi']):>9} {v['speed']:>6} "
+                     f"{(f'{more:+.2%}' if more is not None else '-'):>7} {x(v['waste'], 3):>7} "
                      f"{x(v['torch_expandable_waste'], 3):>9} {v['waste_ok']:>6} {v['equal']:>6} {v['verdict']:>7}")
     return "\n".join(lines)
 

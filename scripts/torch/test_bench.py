@@ -138,6 +138,8 @@ def samples(workload="wA", slow=1.0, waste=None, results="1.5 2.25 3.0", bad_res
                        status="ok", step_ms_median=ms, peak_reserved_bytes=int(alloc * w),
                        peak_allocated_bytes=alloc if a != "rmm-pool" else -1, peak_requested_bytes=alloc,
                        results=bad_results if (bad_results and a == "vramlab-expandable") else results)
+            if a.startswith("vramlab"):  # time inside the plugin per step (VRAMLAB_TIME=1)
+                row["alloc_ms_median"] = 0.3 if a == "vramlab-expandable" else 0.1
             rows.append(row)
             k += 1
     return rows
@@ -159,6 +161,19 @@ check("5 of 5 equal", by["vramlab-expandable"]["equal"] == "5/5")
 check("interval coverage recorded", abs(by["torch"]["step_ms_ci"] - 0.9375) < 1e-12, by["torch"]["step_ms_ci"])
 v = bs.verdict(summary)
 check("pass", v[0]["verdict"] == "PASS" and v[0]["speed"] == "ok" and v[0]["waste_ok"] == "ok", v)
+
+check("allocator time summarized", by["vramlab-expandable"]["alloc_ms"] == 0.3 and by["torch"]["alloc_ms"] is None,
+      by["vramlab-expandable"])
+check("allocator time added, over classic's step", abs(v[0]["alloc_ms_more"] - 0.2 / by["vramlab"]["step_ms"]) < 1e-12,
+      v[0])
+check("allocator time in the report", "+2.00%" in bs.table(summary, v), bs.table(summary, v))
+
+# --define: one more plugin allocator
+check("define adds", bench.define("hole=caching:segments=expandable,split=hole") == ""
+      and bench.ALLOCATORS["hole"] == ({"VRAMLAB_ALLOC": "caching:segments=expandable,split=hole"}, True))
+check("define again, same spec", bench.define("hole=caching:segments=expandable,split=hole") == "")
+for bad in ("hole", "=caching", "hole=", "a,b=caching", "torch=caching", "h o=caching"):
+    check(f"define {bad!r} refused", bench.define(bad) != "", bad)
 
 v = bs.verdict(bs.summarize(bs.mark_equality(samples(slow=1.05))))
 check("5% slower fails speed", v[0]["speed"] == "FAIL" and v[0]["verdict"] == "FAIL", v)
@@ -278,12 +293,13 @@ try:
         env = dict(os.environ, PYTHONPATH=fake, VL_BENCH_WORKLOADS="standin_workloads")
         p = subprocess.run([sys.executable, os.path.join(HERE, "bench.py"), "--out", tmp, "--run-id", "e2e",
                             "--rounds", "2", "--workloads", "transformer,moe", "--plugin", plugin,
-                            "--allocators", "torch,torch-expandable,vramlab,vramlab-expandable"],
+                            "--define", "hole=caching:segments=expandable,split=hole",
+                            "--allocators", "torch,torch-expandable,vramlab,vramlab-expandable,hole"],
                            capture_output=True, text=True, env=env)
         run = os.path.join(tmp, "e2e")
         check("stand-in run exit 0", p.returncode == 0, p.stdout + p.stderr)
         got = bs.read_csv(os.path.join(run, "samples.csv")) if os.path.exists(os.path.join(run, "samples.csv")) else []
-        check("16 samples", len(got) == 16, len(got))
+        check("20 samples", len(got) == 20, len(got))
         if got:
             by = {(r["round"], r["workload"], r["allocator"]): r for r in got}
             r = by[("1", "moe", "torch")]
@@ -299,8 +315,12 @@ try:
             check("plugin sample", r["spec"] == "caching:segments=expandable" and r["peak_reserved_bytes"] == ""
                   and r["stats_from"] == "vramlab via vl_torch_stat" and r["exact_equal"] == "no"
                   and r["max_rel_diff"] == "0.5", r)
+            check("no allocator time from an unopened plugin", r["alloc_ms_median"] == "", r)
+            r = by[("1", "moe", "hole")]
+            check("--define'd allocator sample", r["status"] == "ok"
+                  and r["spec"] == "caching:segments=expandable,split=hole", r)
             check("rotated order", [by[("2", "moe", a)]["order"] for a in ("torch-expandable", "torch")]
-                  == ["12", "15"], [(k, v["order"]) for k, v in by.items() if k[0] == "2"])
+                  == ["15", "19"], [(k, v["order"]) for k, v in by.items() if k[0] == "2"])
         cond = open(os.path.join(run, "conditions.txt")).read() if os.path.exists(run) else ""
         check("conditions", "device: Stand-in GPU" in cond and "torch: 0.0-standin" in cond and "git: " in cond, cond)
     else:

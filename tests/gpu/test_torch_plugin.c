@@ -42,6 +42,7 @@ static void test_arguments_checked_before_any_device_work(void **state)
     vl_free(NULL, 4096, 0, NULL);
     assert_int_equal(vl_torch_stat(0, "allocs"), -1);
     assert_int_equal(vl_torch_stat(-1, "allocs"), -1);
+    assert_int_equal(vl_torch_stat(0, "alloc_ns"), -1);
     assert_int_equal(vl_torch_trim(-1), 0);
     assert_int_equal(vl_torch_record_stream((void *)4096, 0, NULL), -1);
     assert_string_equal(vl_torch_spec(), ""); /* still nothing opened */
@@ -125,6 +126,10 @@ static void test_memory_round_trips_and_stats_add_up(void **state)
     assert_true(vl_torch_stat(0, "reserved_bytes") >= vl_torch_stat(0, "allocated_bytes"));
     assert_int_equal(vl_torch_stat(0, "no_such_statistic"), -1);
     assert_int_equal(vl_torch_stat(0, NULL), -1);
+    /* VRAMLAB_TIME=1 (main): the time spent in the entry points is counted. */
+    int64_t alloc_ns = vl_torch_stat(0, "alloc_ns"), free_ns = vl_torch_stat(0, "free_ns");
+    assert_true(alloc_ns > 0);
+    assert_true(free_ns >= 0);
 
     /* PyTorch's record_stream: reuse after the free waits for the other stream. */
     cudaStream_t other;
@@ -133,6 +138,7 @@ static void test_memory_round_trips_and_stats_add_up(void **state)
     vl_free(p, (ssize_t)n, 0, s);
     VL_CUDA_CHECK(cudaDeviceSynchronize());
     assert_true(vl_torch_stat(0, "peak_allocated_bytes") >= (int64_t)n);
+    assert_true(vl_torch_stat(0, "free_ns") > free_ns);
 
     /* Nothing is live: trim gives every cached byte back. */
     unsigned char *again = vl_alloc(512, 0, s); /* lets the allocator collect completed events */
@@ -147,6 +153,7 @@ static void test_memory_round_trips_and_stats_add_up(void **state)
 int main(void)
 {
     setenv("VRAMLAB_ALLOC", SPEC, 1);
+    setenv("VRAMLAB_TIME", "1", 1);
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_arguments_checked_before_any_device_work),
         cmocka_unit_test(test_other_backends_refused_without_ending_the_process),
