@@ -2,7 +2,8 @@
  *
  * The hot path is one acquire load of the device's allocator and one indirect call:
  * the allocator itself is thread-safe, so nothing here takes a lock after the first
- * allocation on a device. */
+ * allocation on a device. Paired mode (VRAMLAB_ALLOC_B) adds an owner table under a
+ * mutex to every call, the same for both allocators. */
 #include "torch/vramlab_caching.h"
 
 #include <dlfcn.h>
@@ -15,6 +16,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "addrmap.h"
 #include "alloc.h"
 #include "cuda/peer_backend.h"
 #include "device.h"
@@ -23,13 +25,15 @@
 #define VL_TORCH_DEFAULT_SPEC "caching"
 #define VL_TORCH_ENV "VRAMLAB_ALLOC"
 #define VL_TORCH_TIME_ENV "VRAMLAB_TIME"
+#define VL_TORCH_B_ENV "VRAMLAB_ALLOC_B"
 
 /* A device's slot: NULL until its first allocation opens it, then the allocator, or
  * OPEN_FAILED for ever (the reason was printed once). Written only under open_lock;
- * read without it. */
-static _Atomic(vl_allocator *) slots[VL_TORCH_MAX_DEVICES];
+ * read without it. slots[0] is allocator A (VRAMLAB_ALLOC), slots[1] B (paired mode). */
+static _Atomic(vl_allocator *) slots[2][VL_TORCH_MAX_DEVICES];
 static pthread_mutex_t open_lock = PTHREAD_MUTEX_INITIALIZER;
 static char spec_in_use[VL_SPEC_MAX_TEXT];
+static char spec_b[VL_SPEC_MAX_TEXT]; /* "" unless paired mode */
 static vl_allocator open_failed_marker;
 #define OPEN_FAILED (&open_failed_marker)
 
@@ -38,7 +42,16 @@ static vl_allocator open_failed_marker;
  * far more than the allocator costs. Off by default: two clock reads per call. Set once,
  * before the first allocator opens, never changed after. */
 static bool timing;
-static _Atomic uint64_t alloc_ns[VL_TORCH_MAX_DEVICES], free_ns[VL_TORCH_MAX_DEVICES];
+static _Atomic uint64_t alloc_ns[2][VL_TORCH_MAX_DEVICES], free_ns[2][VL_TORCH_MAX_DEVICES];
+
+/* Paired mode: which allocator serves new allocations (vl_torch_serve), and which one
+ * made each live block (pointer -> 1 + which), so that its free goes back to it. Both
+ * allocators pay the same table work, so the comparison stays fair. `paired` is set
+ * once, under open_lock, before the first allocator is published. */
+static bool paired;
+static _Atomic int serving;
+static pthread_mutex_t owner_lock = PTHREAD_MUTEX_INITIALIZER;
+static vl_addrmap owners;
 
 static uint64_t now_ns(void)
 {
@@ -53,22 +66,31 @@ static void read_spec(void)
     snprintf(spec_in_use, sizeof spec_in_use, "%s", env && *env ? env : VL_TORCH_DEFAULT_SPEC);
     const char *t = getenv(VL_TORCH_TIME_ENV);
     timing = t != NULL && strcmp(t, "1") == 0;
+    const char *b = getenv(VL_TORCH_B_ENV);
+    if (b && *b && vl_addrmap_init(&owners, 1u << 12) == 0) {
+        snprintf(spec_b, sizeof spec_b, "%s", b);
+        paired = true;
+    } else if (b && *b) {
+        fprintf(stderr, "vramlab: %s=%s: out of host memory for the owner table; not paired\n", VL_TORCH_B_ENV, b);
+    }
 }
 
-static vl_allocator *open_device(int device)
+static vl_allocator *open_device(int which, int device)
 {
     char err[512] = "", name[64] = "", dev_spec[64];
     int status = 0;
     if (spec_in_use[0] == '\0') read_spec();
+    const char *spec = which ? spec_b : spec_in_use, *env = which ? VL_TORCH_B_ENV : VL_TORCH_ENV;
+    if (which && !paired) return OPEN_FAILED; /* vl_torch_serve refuses this */
     /* Only backends that report every failure through return values, since the library
      * is loaded into someone else's process: the caching allocator, and the rmm peer
      * (its shim catches RMM's exceptions and returns NULL). raw and async end the
      * process on a CUDA error, the plugin backend would load itself, and the torch
      * peer would put a second c10 allocator into PyTorch's own process. */
-    if (vl_spec_name(spec_in_use, name, sizeof name, err, sizeof err) == 0 && strcmp(name, "caching") != 0 &&
+    if (vl_spec_name(spec, name, sizeof name, err, sizeof err) == 0 && strcmp(name, "caching") != 0 &&
         strcmp(name, "rmm") != 0) {
-        fprintf(stderr, "vramlab: %s=%s: the PyTorch plugin serves the caching allocator and rmm only\n",
-                VL_TORCH_ENV, spec_in_use);
+        fprintf(stderr, "vramlab: %s=%s: the PyTorch plugin serves the caching allocator and rmm only\n", env,
+                spec);
         return OPEN_FAILED;
     }
     /* The rmm shim is looked for next to this library (build/lib/), not next to the
@@ -85,8 +107,8 @@ static vl_allocator *open_device(int device)
             }
         }
     }
-    if (vl_alloc_spec_check(spec_in_use, err, sizeof err) != 0) {
-        fprintf(stderr, "vramlab: %s=%s: %s\n", VL_TORCH_ENV, spec_in_use, err);
+    if (vl_alloc_spec_check(spec, err, sizeof err) != 0) {
+        fprintf(stderr, "vramlab: %s=%s: %s\n", env, spec, err);
         return OPEN_FAILED;
     }
     snprintf(dev_spec, sizeof dev_spec, "cuda:device=%d", device);
@@ -102,86 +124,158 @@ static vl_allocator *open_device(int device)
         fprintf(stderr, "vramlab: %s: %s\n", dev_spec, err);
         return OPEN_FAILED;
     }
-    vl_allocator *a = vl_alloc_open(spec_in_use, d, &status, err, sizeof err);
+    vl_allocator *a = vl_alloc_open(spec, d, &status, err, sizeof err);
     if (a == NULL) {
-        fprintf(stderr, "vramlab: %s=%s on %s: %s\n", VL_TORCH_ENV, spec_in_use, dev_spec, err);
+        fprintf(stderr, "vramlab: %s=%s on %s: %s\n", env, spec, dev_spec, err);
         vl_device_close(d);
         return OPEN_FAILED;
     }
     return a;
 }
 
-static vl_allocator *allocator_slow(int device)
+static vl_allocator *allocator_slow(int which, int device)
 {
     pthread_mutex_lock(&open_lock);
-    vl_allocator *a = atomic_load_explicit(&slots[device], memory_order_acquire);
+    vl_allocator *a = atomic_load_explicit(&slots[which][device], memory_order_acquire);
     if (a == NULL) {
-        a = open_device(device);
-        atomic_store_explicit(&slots[device], a, memory_order_release);
+        a = open_device(which, device);
+        atomic_store_explicit(&slots[which][device], a, memory_order_release);
     }
     pthread_mutex_unlock(&open_lock);
     return a == OPEN_FAILED ? NULL : a;
 }
 
-static inline vl_allocator *allocator_for(int device)
+static inline vl_allocator *allocator_for(int which, int device)
 {
     if (device < 0 || device >= VL_TORCH_MAX_DEVICES) return NULL;
-    vl_allocator *a = atomic_load_explicit(&slots[device], memory_order_acquire);
+    vl_allocator *a = atomic_load_explicit(&slots[which][device], memory_order_acquire);
     if (__builtin_expect(a != NULL, 1)) return a == OPEN_FAILED ? NULL : a;
-    return allocator_slow(device);
+    return allocator_slow(which, device);
 }
 
 /* An allocator already open (helpers never open one). */
-static vl_allocator *allocator_if_open(int device)
+static vl_allocator *allocator_if_open(int which, int device)
 {
     if (device < 0 || device >= VL_TORCH_MAX_DEVICES) return NULL;
-    vl_allocator *a = atomic_load_explicit(&slots[device], memory_order_acquire);
+    vl_allocator *a = atomic_load_explicit(&slots[which][device], memory_order_acquire);
     return a == OPEN_FAILED ? NULL : a;
+}
+
+static void *allocate_timed(vl_allocator *a, int which, size_t size, int device, cudaStream_t stream)
+{
+    if (!timing) return vl_allocate(a, size, (vl_stream)stream);
+    uint64_t t0 = now_ns();
+    void *p = vl_allocate(a, size, (vl_stream)stream);
+    atomic_fetch_add_explicit(&alloc_ns[which][device], now_ns() - t0, memory_order_relaxed);
+    return p;
+}
+
+static void deallocate_timed(vl_allocator *a, int which, void *ptr, size_t size, int device, cudaStream_t stream)
+{
+    if (!timing) {
+        vl_deallocate(a, ptr, size, (vl_stream)stream);
+        return;
+    }
+    uint64_t t0 = now_ns();
+    vl_deallocate(a, ptr, size, (vl_stream)stream);
+    atomic_fetch_add_explicit(&free_ns[which][device], now_ns() - t0, memory_order_relaxed);
+}
+
+/* Paired mode: the serving allocator makes the block, and the table remembers which
+ * one did (a block the table cannot hold goes back at once: NULL, out of memory). */
+static void *alloc_paired(size_t size, int device, cudaStream_t stream)
+{
+    int which = atomic_load_explicit(&serving, memory_order_relaxed);
+    vl_allocator *a = allocator_for(which, device);
+    if (a == NULL) return NULL;
+    void *p = allocate_timed(a, which, size, device, stream);
+    if (p == NULL) return NULL;
+    pthread_mutex_lock(&owner_lock);
+    int rc = vl_addrmap_insert(&owners, (uintptr_t)p, (uint64_t)which + 1);
+    pthread_mutex_unlock(&owner_lock);
+    if (rc != 0) {
+        deallocate_timed(a, which, p, size, device, stream);
+        return NULL;
+    }
+    return p;
+}
+
+static void free_paired(void *ptr, size_t size, int device, cudaStream_t stream)
+{
+    pthread_mutex_lock(&owner_lock);
+    vl_addrmap_slot *slot = vl_addrmap_find(&owners, (uintptr_t)ptr);
+    uint64_t owner = 0;
+    if (slot != NULL) vl_addrmap_remove_at(&owners, (size_t)(slot - owners.slots), &owner);
+    pthread_mutex_unlock(&owner_lock);
+    vl_allocator *a = owner ? allocator_if_open((int)owner - 1, device) : NULL;
+    if (a == NULL) {
+        fprintf(stderr, "vramlab: vl_free(%p) on device %d: no allocator of this library made it\n", ptr, device);
+        return;
+    }
+    deallocate_timed(a, (int)owner - 1, ptr, size, device, stream);
 }
 
 void *vl_alloc(ssize_t size, int device, cudaStream_t stream)
 {
     if (size <= 0) return NULL;
-    vl_allocator *a = allocator_for(device);
+    vl_allocator *a = allocator_for(0, device);
     if (a == NULL) return NULL;
-    if (!timing) return vl_allocate(a, (size_t)size, (vl_stream)stream);
-    uint64_t t0 = now_ns();
-    void *p = vl_allocate(a, (size_t)size, (vl_stream)stream);
-    atomic_fetch_add_explicit(&alloc_ns[device], now_ns() - t0, memory_order_relaxed);
-    return p;
+    if (paired) return alloc_paired((size_t)size, device, stream);
+    return allocate_timed(a, 0, (size_t)size, device, stream);
 }
 
 void vl_free(void *ptr, ssize_t size, int device, cudaStream_t stream)
 {
     if (ptr == NULL) return;
-    vl_allocator *a = allocator_if_open(device);
+    vl_allocator *a = allocator_if_open(0, device);
     if (a == NULL) {
         fprintf(stderr, "vramlab: vl_free(%p) on device %d, which has no allocator\n", ptr, device);
         return;
     }
-    if (!timing) {
-        vl_deallocate(a, ptr, (size_t)size, (vl_stream)stream);
+    if (paired) {
+        free_paired(ptr, (size_t)size, device, stream);
         return;
     }
-    uint64_t t0 = now_ns();
-    vl_deallocate(a, ptr, (size_t)size, (vl_stream)stream);
-    atomic_fetch_add_explicit(&free_ns[device], now_ns() - t0, memory_order_relaxed);
+    deallocate_timed(a, 0, ptr, (size_t)size, device, stream);
+}
+
+int vl_torch_serve(int which)
+{
+    if (which != 0 && which != 1) return -1;
+    /* paired is settled when the first allocator opens; before that, read the settings here */
+    pthread_mutex_lock(&open_lock);
+    if (spec_in_use[0] == '\0') read_spec();
+    bool ok = which == 0 || paired;
+    pthread_mutex_unlock(&open_lock);
+    if (!ok) return -1;
+    atomic_store_explicit(&serving, which, memory_order_relaxed);
+    return 0;
 }
 
 int vl_torch_record_stream(void *ptr, int device, cudaStream_t stream)
 {
-    vl_allocator *a = allocator_if_open(device);
-    if (a == NULL || ptr == NULL) return -1;
+    if (ptr == NULL || allocator_if_open(0, device) == NULL) return -1; /* settles `paired` */
+    int which = 0;
+    if (paired) {
+        pthread_mutex_lock(&owner_lock);
+        vl_addrmap_slot *slot = vl_addrmap_find(&owners, (uintptr_t)ptr);
+        which = slot ? (int)slot->value - 1 : 0;
+        pthread_mutex_unlock(&owner_lock);
+    }
+    vl_allocator *a = allocator_if_open(which, device);
+    if (a == NULL) return -1;
     return vl_record_use(a, ptr, (vl_stream)stream) == VL_OK ? 0 : -1;
 }
 
 size_t vl_torch_trim(int device)
 {
     size_t released = 0;
-    for (int i = 0; i < VL_TORCH_MAX_DEVICES; i++) {
-        if (device >= 0 && i != device) continue;
-        vl_allocator *a = allocator_if_open(i);
-        if (a != NULL) released += vl_trim(a);
+    for (int which = 0; which < 2; which++) {
+        for (int i = 0; i < VL_TORCH_MAX_DEVICES; i++) {
+            if (device >= 0 && i != device) continue;
+            vl_allocator *a = allocator_if_open(which, i);
+            if (a != NULL) released += vl_trim(a);
+        }
     }
     return released;
 }
@@ -204,11 +298,14 @@ static const struct {
 
 int64_t vl_torch_stat(int device, const char *name)
 {
-    vl_allocator *a = allocator_if_open(device);
-    if (a == NULL || name == NULL) return VL_UNKNOWN;
+    if (name == NULL) return VL_UNKNOWN;
+    int which = strncmp(name, "b.", 2) == 0;
+    if (which) name += 2;
+    vl_allocator *a = allocator_if_open(which, device);
+    if (a == NULL) return VL_UNKNOWN;
     if (strcmp(name, "alloc_ns") == 0 || strcmp(name, "free_ns") == 0) {
         if (!timing) return VL_UNKNOWN;
-        return (int64_t)atomic_load_explicit(name[0] == 'a' ? &alloc_ns[device] : &free_ns[device],
+        return (int64_t)atomic_load_explicit(name[0] == 'a' ? &alloc_ns[which][device] : &free_ns[which][device],
                                              memory_order_relaxed);
     }
     for (size_t i = 0; i < sizeof stat_fields / sizeof stat_fields[0]; i++) {
@@ -224,18 +321,21 @@ int64_t vl_torch_stat(int device, const char *name)
 
 void vl_torch_reset_peaks(int device)
 {
-    for (int i = 0; i < VL_TORCH_MAX_DEVICES; i++) {
-        if (device >= 0 && i != device) continue;
-        vl_allocator *a = allocator_if_open(i);
-        if (a != NULL) vl_alloc_reset_peaks(a);
+    for (int which = 0; which < 2; which++) {
+        for (int i = 0; i < VL_TORCH_MAX_DEVICES; i++) {
+            if (device >= 0 && i != device) continue;
+            vl_allocator *a = allocator_if_open(which, i);
+            if (a != NULL) vl_alloc_reset_peaks(a);
+        }
     }
 }
 
 void vl_torch_print_summary(int device)
 {
-    for (int i = 0; i < VL_TORCH_MAX_DEVICES; i++) {
+    for (int slot = 0; slot < 2 * VL_TORCH_MAX_DEVICES; slot++) {
+        int which = slot / VL_TORCH_MAX_DEVICES, i = slot % VL_TORCH_MAX_DEVICES;
         if (device >= 0 && i != device) continue;
-        vl_allocator *a = allocator_if_open(i);
+        vl_allocator *a = allocator_if_open(which, i);
         if (a == NULL) continue;
         fprintf(stderr, "vramlab allocator on cuda:device=%d (%s)\n", i, a->spec);
         vl_alloc_stats st;
@@ -252,4 +352,9 @@ void vl_torch_print_summary(int device)
 const char *vl_torch_spec(void)
 {
     return spec_in_use;
+}
+
+const char *vl_torch_spec_b(void)
+{
+    return spec_b;
 }

@@ -12,6 +12,12 @@
  * failed open prints one line on stderr and every allocation on that device returns
  * NULL (PyTorch then reports an out-of-memory error).
  *
+ * Paired mode, for comparing two allocators inside one process (step times vary far
+ * more from one process to the next than between allocators): VRAMLAB_ALLOC_B holds a
+ * second SPEC, B, opened per device beside A (VRAMLAB_ALLOC). vl_torch_serve(which)
+ * chooses the one that serves new allocations; every free, record_stream goes to the
+ * allocator that made the block (a pointer table under a mutex, which both pay).
+ *
  * The library links the CUDA runtime statically and exports only the functions
  * below, so it works in any process (PyTorch brings its own libcudart; both
  * runtimes share the driver's primary context and streams).
@@ -46,15 +52,20 @@ size_t vl_torch_trim(int device);
 /* One statistic by its vl_alloc_stats field name ("peak_reserved_bytes",
  * "allocated_bytes", "ooms", ...), or "alloc_ns" / "free_ns": the nanoseconds spent
  * in vl_alloc / vl_free on the device so far (host monotonic clock), kept only where
- * VRAMLAB_TIME=1 was set when the first allocator opened. -1 when unknown, the device
- * has no allocator yet, or the name is not a field. device must be >= 0. */
+ * VRAMLAB_TIME=1 was set when the first allocator opened. A name prefixed "b." is
+ * allocator B's (paired mode). -1 when unknown, the device has no such allocator yet,
+ * or the name is not a field. device must be >= 0. */
 int64_t vl_torch_stat(int device, const char *name);
 /* Peaks := current values. */
 void vl_torch_reset_peaks(int device);
 /* Writes the allocator's statistics and memory summary to stderr. */
 void vl_torch_print_summary(int device);
-/* The SPEC in use ("" before the first allocation). */
+/* The SPEC in use ("" before the first allocation), and B's ("" unless paired). */
 const char *vl_torch_spec(void);
+const char *vl_torch_spec_b(void);
+/* Paired mode: new allocations come from A (which = 0) or B (1) from now on.
+ * Returns 0, or -1 for 1 when VRAMLAB_ALLOC_B is not set (or for another value). */
+int vl_torch_serve(int which);
 
 #ifdef __cplusplus
 }

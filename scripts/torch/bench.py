@@ -14,6 +14,14 @@ allocators, one fresh process per sample (PyTorch reads its allocator settings o
                       --allocators names it (an A/B of a caching option:
                       --define hole=caching:segments=expandable,split=hole
                       --allocators vramlab,vramlab-expandable,hole)
+  A+B                 (in --allocators; A and B plugin allocators) both in one process:
+                      the plugin's paired mode (VRAMLAB_ALLOC_B), the steps served by
+                      A and B in the order A B B A A B B A ..., so that B's step time
+                      is compared with A's inside each process, without the
+                      process-to-process spread (paired_ratio: the Hodges-Lehmann
+                      ratio of B's step times to A's). Its peaks mix both allocators:
+                      no waste figure. vramlab+vramlab-expandable gives the verdict's
+                      paired speed check.
 
 Processes run one at a time, interleaved: every round runs each workload under every
 allocator, the allocators' order rotated by one each round. Per process: step times
@@ -55,6 +63,7 @@ Exit: 0; 1 when a process failed; 2 usage; 77 (one line) without torch or a GPU;
 import argparse
 import csv
 import json
+import math
 import os
 import platform
 import shutil
@@ -95,8 +104,27 @@ def define(text):
     return ""
 
 
+PAIR_ORDER = (0, 1, 1, 0)  # which allocator serves step i of a pair: PAIR_ORDER[i % 4]
+
+
+def resolve(name):
+    """Registers the pair A+B (both plugin allocators) in ALLOCATORS; an error message or ''."""
+    if name in ALLOCATORS:
+        return ""
+    a, plus, b = name.partition("+")
+    if not plus or a not in ALLOCATORS or b not in ALLOCATORS or a == b:
+        return f"unknown allocator {name!r}; known: {', '.join(ALLOCATORS)}, or A+B of two plugin ones"
+    if not (ALLOCATORS[a][1] and ALLOCATORS[b][1]) or a.startswith("rmm") or b.startswith("rmm"):
+        return f"{name}: a pair needs two vramlab plugin allocators"
+    ALLOCATORS[name] = ({"VRAMLAB_ALLOC": ALLOCATORS[a][0]["VRAMLAB_ALLOC"],
+                         "VRAMLAB_ALLOC_B": ALLOCATORS[b][0]["VRAMLAB_ALLOC"]}, True)
+    return ""
+
+
 def spec_of(allocator):
     env, _ = ALLOCATORS[allocator]
+    if "VRAMLAB_ALLOC_B" in env:
+        return f"{env['VRAMLAB_ALLOC']} + {env['VRAMLAB_ALLOC_B']}"
     return env.get("VRAMLAB_ALLOC") or env.get("PYTORCH_CUDA_ALLOC_CONF") or "default"
 
 
@@ -136,10 +164,13 @@ def worker(args):
     workloads = importlib.import_module(os.environ.get("VL_BENCH_WORKLOADS", "workloads"))
 
     plugin = None
+    pair = "VRAMLAB_ALLOC_B" in ALLOCATORS[args.allocator][0]
     if ALLOCATORS[args.allocator][1]:  # args.plugin has a default: only plugin allocators load it
         plugin = ctypes.CDLL(args.plugin)
         plugin.vl_torch_stat.restype = ctypes.c_int64
         plugin.vl_torch_stat.argtypes = [ctypes.c_int, ctypes.c_char_p]
+        if pair and plugin.vl_torch_serve(PAIR_ORDER[0]) != 0:
+            raise SystemExit("bench: the plugin refused paired mode (VRAMLAB_ALLOC_B)")
         alloc = torch.cuda.memory.CUDAPluggableAllocator(args.plugin, "vl_alloc", "vl_free")
         torch.cuda.memory.change_current_allocator(alloc)
     deterministic(torch)
@@ -150,8 +181,11 @@ def worker(args):
         """ns spent in vl_alloc + vl_free so far; None without the counters."""
         if plugin is None:
             return None
-        a, f = plugin.vl_torch_stat(0, b"alloc_ns"), plugin.vl_torch_stat(0, b"free_ns")
-        return a + f if a >= 0 and f >= 0 else None
+        names = (b"alloc_ns", b"free_ns") + ((b"b.alloc_ns", b"b.free_ns") if pair else ())
+        got = [plugin.vl_torch_stat(0, n) for n in names]
+        if pair and got[2] < 0:  # B opens with its first allocation
+            got[2:] = [0, 0]
+        return sum(got) if min(got) >= 0 else None
 
     def on_step(_i):
         torch.cuda.synchronize()
@@ -160,6 +194,8 @@ def worker(args):
         ns = alloc_ns()
         state["alloc_ns"].append(None if ns is None else ns - state["ns"])
         state["ns"] = ns or 0
+        if pair:
+            plugin.vl_torch_serve(PAIR_ORDER[len(state["times"]) % 4])
         f, t = torch.cuda.mem_get_info()
         state["used_max"] = max(state["used_max"], t - f)
         state["t"] = time.perf_counter()
@@ -169,15 +205,35 @@ def worker(args):
     torch.cuda.synchronize()
     f, t = torch.cuda.mem_get_info()
     timed = state["times"][min(args.warmup, len(state["times"]) - 1):]
+    first = min(args.warmup, len(state["times"]) - 1)
     timed_ms = sorted(x * 1e3 for x in timed)
-    timed_alloc = state["alloc_ns"][min(args.warmup, len(state["times"]) - 1):]
+    timed_alloc = state["alloc_ns"][first:]
     alloc_ms = sorted(x / 1e6 for x in timed_alloc if x is not None)
+    paired_out = {}
+    if pair:  # the steps each allocator served, compared inside this process
+        by = {0: [], 1: []}
+        for i in range(first, len(state["times"])):
+            by[PAIR_ORDER[i % 4]].append(i)
+        ms = {k: sorted(state["times"][i] * 1e3 for i in v) for k, v in by.items()}
+        al = {k: sorted(state["alloc_ns"][i] / 1e6 for i in v if state["alloc_ns"][i] is not None)
+              for k, v in by.items()}
+        timed_ms, alloc_ms = ms[0], al[0]
+        med = bench_stats.rankstats.quantile_median
+        if ms[0] and ms[1]:
+            est, _, _ = bench_stats.rankstats.hodges_lehmann([math.log(x) for x in ms[0]],
+                                                             [math.log(x) for x in ms[1]])
+            paired_out = dict(step_ms_median_b=med(ms[1]), paired_ratio=math.exp(est),
+                              alloc_ms_median_b=med(al[1]) if al[1] else None)
 
     def stat(name):
         v = plugin.vl_torch_stat(0, name.encode())
         return v if v >= 0 else None
 
-    if plugin is not None:
+    if pair:  # the peaks mix both allocators: no waste figure
+        peaks = dict(peak_allocated_bytes=None, peak_reserved_bytes=None, peak_requested_bytes=None)
+        spec = spec_of(args.allocator)
+        source = "vramlab paired mode (peaks not kept)"
+    elif plugin is not None:
         peaks = dict(peak_allocated_bytes=stat("peak_allocated_bytes"),
                      peak_reserved_bytes=stat("peak_reserved_bytes"),
                      peak_requested_bytes=stat("peak_requested_bytes"))
@@ -195,7 +251,7 @@ def worker(args):
                step_ms_median=bench_stats.rankstats.quantile_median(timed_ms),
                step_ms_mean=sum(timed_ms) / len(timed_ms),
                alloc_ms_median=bench_stats.rankstats.quantile_median(alloc_ms) if alloc_ms else None,
-               stats_from=source,
+               stats_from=source, **paired_out,
                device_used_base_bytes=state["used_base"], device_used_max_bytes=max(state["used_max"], t - f),
                device_used_end_bytes=t - f, results=bench_stats.format_results(result), **peaks,
                torch=torch.__version__, cuda=torch.version.cuda, gpu=torch.cuda.get_device_name(0))
@@ -470,8 +526,9 @@ def driver(args):
     workloads = [w for w in args.workloads.split(",") if w]
     allocators = [a for a in args.allocators.split(",") if a]
     for a in allocators:
-        if a not in ALLOCATORS:
-            print(f"bench: unknown allocator {a!r}; known: {', '.join(ALLOCATORS)}", file=sys.stderr)
+        why = resolve(a)
+        if why:
+            print(f"bench: {why}", file=sys.stderr)
             return 2
     for w in workloads:
         if w not in DEFAULT_WORKLOADS.split(","):
@@ -613,6 +670,9 @@ def main():
     if args.rounds < 1:
         ap.error("--rounds must be at least 1")
     if args.worker:
+        why = resolve(args.allocator or "")
+        if why:
+            ap.error(why)
         worker(args)
         return 0
     if args.summarize:

@@ -175,6 +175,46 @@ check("define again, same spec", bench.define("hole=caching:segments=expandable,
 for bad in ("hole", "=caching", "hole=", "a,b=caching", "torch=caching", "h o=caching"):
     check(f"define {bad!r} refused", bench.define(bad) != "", bad)
 
+# --- pairs: both allocators in one process ---
+check("pair resolves", bench.resolve("vramlab+vramlab-expandable") == ""
+      and bench.ALLOCATORS["vramlab+vramlab-expandable"][0] == {"VRAMLAB_ALLOC": "caching",
+                                                                "VRAMLAB_ALLOC_B": "caching:segments=expandable"})
+check("pair spec", bench.spec_of("vramlab+vramlab-expandable") == "caching + caching:segments=expandable")
+for bad in ("torch+vramlab", "vramlab+rmm-async", "vramlab+vramlab", "vramlab+nothing", "nothing"):
+    check(f"pair {bad!r} refused", bench.resolve(bad) != "", bad)
+
+
+def with_pairs(rows, ratios, workload="wA"):
+    """rows plus one vramlab+vramlab-expandable row per round with the given in-process ratios."""
+    out = list(rows)
+    for i, q in enumerate(ratios):
+        out.append(dict(run_id="t", round=i + 1, order=1000 + i, workload=workload, allocator=bs.PAIR,
+                        spec="caching + caching:segments=expandable", seed=1, status="ok", step_ms_median=10.0,
+                        step_ms_median_b=10.0 * q, paired_ratio=q, results="1.5 2.25 3.0"))
+    return out
+
+
+# between processes too noisy to tell (+-8%), inside processes within 1%: the pair decides
+rng = random.Random(3)
+noisy_rows = samples(rounds=6)
+for r in noisy_rows:
+    if r["allocator"] in ("vramlab", "vramlab-expandable"):
+        r["step_ms_median"] *= 1 + rng.uniform(-0.08, 0.08)
+summary = bs.summarize(bs.mark_equality(with_pairs(noisy_rows, [1.004, 0.998, 1.006, 1.001, 1.009, 0.997])))
+by = {s_["allocator"]: s_ for s_ in summary}
+p_ = by[bs.PAIR]
+check("pair summary: median of the in-process ratios", abs(p_["ratio"] - 1.0025) < 1e-9
+      and p_["ratio_lo"] == 0.997 and p_["ratio_hi"] == 1.009 and p_["ratio_ci"] >= 0.95
+      and p_["waste"] is None and p_["step_ms_b"] is not None, p_)
+v = bs.verdict(summary)
+check("pair gives the speed verdict", v[0]["paired_hi"] == 1.009 and v[0]["speed"] == "ok"
+      and (v[0]["ratio_hi"] or 0) > bs.SPEED_LIMIT, v)
+v = bs.verdict(bs.summarize(bs.mark_equality(with_pairs(noisy_rows, [1.04, 1.05, 1.045, 1.06, 1.035]))))
+check("5 pairs: below 95% coverage, not used", v[0]["paired_hi"] is None, v)
+v = bs.verdict(bs.summarize(bs.mark_equality(with_pairs(samples(rounds=6), [1.04, 1.05, 1.045, 1.06, 1.035, 1.05]))))
+check("pair slower than 3%, between processes within it: speed ok (either may show it)",
+      v[0]["paired_hi"] == 1.06 and v[0]["speed"] == "ok", v)
+
 v = bs.verdict(bs.summarize(bs.mark_equality(samples(slow=1.05))))
 check("5% slower fails speed", v[0]["speed"] == "FAIL" and v[0]["verdict"] == "FAIL", v)
 v = bs.verdict(bs.summarize(bs.mark_equality(samples(waste=1.03))))
@@ -209,8 +249,9 @@ check("failed counted", s["vramlab"]["failed"] == 1 and s["vramlab"]["n"] == 4, 
 # --- files: write, then --summarize a copy of the folder gives the same summary ---
 tmp = tempfile.mkdtemp()
 try:
-    both = samples("transformer") + samples("resnet50", waste=1.03, seed=8) + samples("gpt2", seed=9) \
-        + samples("moe", slow=1.05, seed=10)
+    both = samples("transformer") + samples("resnet50", waste=1.03, seed=8) \
+        + with_pairs(samples("gpt2", seed=9), [1.01, 0.99, 1.0, 1.02, 1.0], "gpt2") \
+        + samples("moe", slow=1.05, seed=10)  # gpt2's pair row: no waste, in the figure too
     text = bs.write_summary(tmp, both, None, ["device: synthetic", "git: test"])
     for name in ("samples.csv", "summary.csv", "verdict.csv", "report.txt"):
         check(f"{name} written", os.path.getsize(os.path.join(tmp, name)) > 0)
@@ -294,12 +335,12 @@ try:
         p = subprocess.run([sys.executable, os.path.join(HERE, "bench.py"), "--out", tmp, "--run-id", "e2e",
                             "--rounds", "2", "--workloads", "transformer,moe", "--plugin", plugin,
                             "--define", "hole=caching:segments=expandable,split=hole",
-                            "--allocators", "torch,torch-expandable,vramlab,vramlab-expandable,hole"],
+                            "--allocators", "torch,torch-expandable,vramlab,vramlab-expandable,hole,vramlab+hole"],
                            capture_output=True, text=True, env=env)
         run = os.path.join(tmp, "e2e")
         check("stand-in run exit 0", p.returncode == 0, p.stdout + p.stderr)
         got = bs.read_csv(os.path.join(run, "samples.csv")) if os.path.exists(os.path.join(run, "samples.csv")) else []
-        check("20 samples", len(got) == 20, len(got))
+        check("24 samples", len(got) == 24, len(got))
         if got:
             by = {(r["round"], r["workload"], r["allocator"]): r for r in got}
             r = by[("1", "moe", "torch")]
@@ -319,8 +360,12 @@ try:
             r = by[("1", "moe", "hole")]
             check("--define'd allocator sample", r["status"] == "ok"
                   and r["spec"] == "caching:segments=expandable,split=hole", r)
+            r = by[("1", "moe", "vramlab+hole")]
+            check("pair sample", r["status"] == "ok" and r["spec"] == "caching + caching:segments=expandable,split=hole"
+                  and float(r["paired_ratio"]) > 0 and float(r["step_ms_median_b"]) > 0
+                  and r["peak_reserved_bytes"] == "" and "paired" in r["stats_from"], r)
             check("rotated order", [by[("2", "moe", a)]["order"] for a in ("torch-expandable", "torch")]
-                  == ["15", "19"], [(k, v["order"]) for k, v in by.items() if k[0] == "2"])
+                  == ["18", "23"], [(k, v["order"]) for k, v in by.items() if k[0] == "2"])
         cond = open(os.path.join(run, "conditions.txt")).read() if os.path.exists(run) else ""
         check("conditions", "device: Stand-in GPU" in cond and "torch: 0.0-standin" in cond and "git: " in cond, cond)
     else:

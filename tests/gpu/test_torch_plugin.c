@@ -1,13 +1,15 @@
 /* The PyTorch pluggable-allocator entry points (lib/torch/vramlab_caching.h) called
  * the way PyTorch calls them: argument checks (no GPU needed), concurrent first use
  * of a device from many threads (one allocator opened), memory that round-trips data,
- * statistics by name, record_stream and trim. Built by mk/torch.mk into
+ * statistics by name, record_stream and trim, and paired mode (two allocators in one
+ * process, each free routed to the block's maker). Built by mk/torch.mk into
  * build/tests/test_torch_plugin; the GPU tests are skipped without a CUDA device. */
 #include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
@@ -69,6 +71,89 @@ static void test_other_backends_refused_without_ending_the_process(void **state)
         assert_true(WIFEXITED(status));
         assert_int_equal(WEXITSTATUS(status), 0);
     }
+}
+
+#define CHILD_NO_GPU 77
+
+/* Runs a check in a child, whose allocators are still unopened (the parent's are
+ * opened later, and the parent must not touch CUDA before it forks), and expects it
+ * to exit 0; CHILD_NO_GPU skips the test. */
+static void in_child(int (*check)(void))
+{
+    fflush(NULL);
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) _exit(check());
+    int status = 0;
+    assert_int_equal(waitpid(pid, &status, 0), pid);
+    assert_true(WIFEXITED(status));
+    if (WEXITSTATUS(status) == CHILD_NO_GPU) {
+        print_message("no CUDA device (checked in the child)\n");
+        skip();
+    }
+    assert_int_equal(WEXITSTATUS(status), 0);
+}
+
+/* Exit status: the number of the first failed step, 0 when all held. */
+static int serve_b_needs_the_setting(void)
+{
+    if (vl_torch_serve(2) != -1 || vl_torch_serve(-1) != -1) return 1;
+    if (vl_torch_serve(1) != -1) return 2; /* VRAMLAB_ALLOC_B unset */
+    if (vl_torch_serve(0) != 0) return 3;
+    if (strcmp(vl_torch_spec_b(), "") != 0) return 4;
+    return 0;
+}
+
+static int paired_mode_routes_each_block_to_its_maker(void)
+{
+    char why[256];
+    if (!vl_cuda_available(why, sizeof why)) return CHILD_NO_GPU;
+    setenv("VRAMLAB_ALLOC_B", "caching", 1);
+    if (vl_torch_serve(1) != 0) return 1;
+    if (strcmp(vl_torch_spec_b(), "caching") != 0) return 2;
+    void *b1 = vl_alloc(4096, 0, NULL), *b2 = vl_alloc(3 << 20, 0, NULL);
+    if (vl_torch_serve(0) != 0) return 3;
+    void *a1 = vl_alloc(4096, 0, NULL);
+    if (!b1 || !b2 || !a1) return 4;
+    if (vl_torch_stat(0, "allocs") != 1 || vl_torch_stat(0, "b.allocs") != 2) return 5;
+    if (vl_torch_stat(0, "b.alloc_ns") <= 0 || vl_torch_stat(0, "alloc_ns") <= 0) return 6;
+    cudaStream_t other;
+    if (cudaStreamCreateWithFlags(&other, cudaStreamNonBlocking) != cudaSuccess) return 7;
+    if (vl_torch_record_stream(b2, 0, other) != 0) return 8; /* B's block, served by A now */
+    /* Frees go to the maker, whichever serves now. */
+    vl_free(b1, 4096, 0, NULL);
+    vl_free(b2, 3 << 20, 0, NULL);
+    if (vl_torch_stat(0, "b.frees") != 2 || vl_torch_stat(0, "frees") != 0) return 9;
+    vl_free(a1, 4096, 0, NULL);
+    if (vl_torch_stat(0, "frees") != 1 || vl_torch_stat(0, "allocated_bytes") != 0 ||
+        vl_torch_stat(0, "b.allocated_bytes") != 0)
+        return 10;
+    int x;
+    vl_free(&x, 4, 0, NULL); /* made by neither: a message, nothing else */
+    if (cudaDeviceSynchronize() != cudaSuccess || cudaStreamDestroy(other) != cudaSuccess) return 11;
+    return 0;
+}
+
+static int serve_b_with_the_setting(void)
+{
+    setenv("VRAMLAB_ALLOC_B", "caching:segments=expandable", 1);
+    if (vl_torch_serve(1) != 0) return 1;
+    if (strcmp(vl_torch_spec_b(), "caching:segments=expandable") != 0) return 2;
+    if (vl_torch_stat(0, "b.allocs") != -1) return 3; /* nothing opened yet */
+    return 0;
+}
+
+static void test_paired_mode_settings(void **state)
+{
+    (void)state;
+    in_child(serve_b_needs_the_setting);
+    in_child(serve_b_with_the_setting);
+}
+
+static void test_paired_mode_routes_frees(void **state)
+{
+    (void)state;
+    in_child(paired_mode_routes_each_block_to_its_maker);
 }
 
 static pthread_barrier_t start_together;
@@ -157,6 +242,8 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_arguments_checked_before_any_device_work),
         cmocka_unit_test(test_other_backends_refused_without_ending_the_process),
+        cmocka_unit_test(test_paired_mode_settings),
+        cmocka_unit_test(test_paired_mode_routes_frees),
         cmocka_unit_test(test_concurrent_first_use_opens_one_allocator),
         cmocka_unit_test(test_memory_round_trips_and_stats_add_up),
     };
