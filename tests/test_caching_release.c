@@ -262,7 +262,51 @@ static void test_cached_block_after_a_failed_growth(void **state)
     close_all_returned(d, a);
 }
 
+/* Reclaim takes the chunks of free blocks next to a hole before any others: that grows
+ * the hole rather than opening a new one inside a free block between live ones (which,
+ * where sizes do not fall on chunks, leaves a partly used chunk either side that only
+ * small requests can use). Layout in MiB: A [0,4) F1 [4,12) B [12,16) F2 [16,20)
+ * X [20,22) C [22,26). X is freed and trimmed (a hole next to F2), then F1 and F2 are
+ * freed. A 10 MiB request fits no free block, nor F2 joined with the hole, so it maps
+ * 10 MiB after C, and 7.74 MiB must go to stay under 1.01 x the peak of 26 MiB: all of
+ * F2 first (the hole grows to [16,22)), then the top 4 MiB of F1. Largest first, as
+ * before, took all of F1 and none of F2. */
+static void test_reclaim_grows_holes_before_opening_new_ones(void **state)
+{
+    (void)state;
+    vl_device *d = sim_open("sim:capacity=1GiB,events=manual");
+    vl_allocator *a = caching_open(d, "caching:segments=expandable");
+    const size_t mib[6] = {4, 8, 4, 4, 2, 4}; /* A F1 B F2 X C */
+    char *p[6];
+    for (int i = 0; i < 6; i++) {
+        p[i] = vl_allocate(a, mib[i] * MiB, S(1));
+        assert_non_null(p[i]);
+    }
+    char *A = p[0], *F1 = p[1], *B = p[2], *F2 = p[3], *X = p[4], *C = p[5];
+    assert_ptr_equal(C, A + 22 * MiB);
+    vl_deallocate(a, X, 0, S(1));
+    vl_trim(a);
+    assert_int_equal(chunks_mapped(d, X, 2 * MiB), 0);
+    vl_deallocate(a, F1, 0, S(1));
+    vl_deallocate(a, F2, 0, S(1));
+    char *R = vl_allocate(a, 10 * MiB, S(1));
+    assert_ptr_equal(R, A + 26 * MiB);
+    vl_sim_complete_stream(d, S(1));
+    poke(a, S(1));
+    assert_int_equal(chunks_mapped(d, F2, 6 * MiB), 0); /* [16, 22): one hole, grown */
+    assert_int_equal(chunks_mapped(d, F1, 4 * MiB), 1);
+    assert_int_equal(chunks_mapped(d, F1 + 4 * MiB, 4 * MiB), 0);
+    assert_int_equal(vl_caching_last_error(a, NULL, 0), 0);
+    assert_consistent(a);
+    vl_deallocate(a, A, 0, S(1));
+    vl_deallocate(a, B, 0, S(1));
+    vl_deallocate(a, C, 0, S(1));
+    vl_deallocate(a, R, 0, S(1));
+    close_all_returned(d, a);
+}
+
 VL_TEST_MAIN(cmocka_unit_test(test_retired_chunks_stay_mapped_until_their_event_completes),
+             cmocka_unit_test(test_reclaim_grows_holes_before_opening_new_ones),
              cmocka_unit_test(test_retiring_chunks_are_lent_to_the_new_mapping),
              cmocka_unit_test(test_lending_failures_are_recorded_and_survived),
              cmocka_unit_test(test_record_use_streams_hold_chunks_back_too),
