@@ -217,7 +217,8 @@ def worker(args):
         ms = {k: sorted(state["times"][i] * 1e3 for i in v) for k, v in by.items()}
         al = {k: sorted(state["alloc_ns"][i] / 1e6 for i in v if state["alloc_ns"][i] is not None)
               for k, v in by.items()}
-        timed_ms, alloc_ms = ms[0], al[0]
+        if ms[0]:  # A's steps are the row's step time (B's go to step_ms_median_b)
+            timed_ms, alloc_ms = ms[0], al[0]
         med = bench_stats.rankstats.quantile_median
         if ms[0] and ms[1]:
             est, _, _ = bench_stats.rankstats.hodges_lehmann([math.log(x) for x in ms[0]],
