@@ -56,10 +56,10 @@ test-tsan:
 # Plain build (valgrind and ASan do not mix). Every test binary runs under memcheck;
 # GPU tests skip themselves without a device, so this is the host-only / sim suite.
 VALGRIND ?= valgrind
-# --fair-sched=yes: valgrind runs one thread at a time, and its default lock lets a thread
-# that loops without blocking take the CPU back at once; test_threads_caching's trim
-# thread (vl_trim in a loop) then starved a worker that had finished and was exiting,
-# and the test ran into the timeout (seen on CI, and here in 1 run of 3).
+# --fair-sched=yes: valgrind runs one thread at a time, and by default a thread that
+# loops without blocking gets the CPU straight back. test_threads_caching's trim thread
+# (vl_trim in a loop, yielding after each round since) starved the workers waiting for
+# the allocator's spinlock, and the test ran into the timeout on CI.
 VALGRIND_FLAGS := --tool=memcheck --fair-sched=yes --error-exitcode=1 --leak-check=full --show-leak-kinds=definite,indirect \
                   --errors-for-leak-kinds=definite,indirect --track-origins=yes --num-callers=30 \
                   --suppressions=$(CURDIR)/tests/valgrind/vramlab.supp
