@@ -200,19 +200,28 @@ static void *alloc_paired(size_t size, int device, cudaStream_t stream)
     return p;
 }
 
-static void free_paired(void *ptr, size_t size, int device, cudaStream_t stream)
+/* Paired mode: which allocator made ptr (0 or 1), or -1 when neither did; `take`
+ * forgets it (its free). */
+static int owner_of(const void *ptr, bool take)
 {
+    uint64_t owner = 0;
     pthread_mutex_lock(&owner_lock);
     vl_addrmap_slot *slot = vl_addrmap_find(&owners, (uintptr_t)ptr);
-    uint64_t owner = 0;
-    if (slot != NULL) vl_addrmap_remove_at(&owners, (size_t)(slot - owners.slots), &owner);
+    if (slot != NULL && take) vl_addrmap_remove_at(&owners, (size_t)(slot - owners.slots), &owner);
+    else if (slot != NULL) owner = slot->value;
     pthread_mutex_unlock(&owner_lock);
-    vl_allocator *a = owner ? allocator_if_open((int)owner - 1, device) : NULL;
+    return (int)owner - 1;
+}
+
+static void free_paired(void *ptr, size_t size, int device, cudaStream_t stream)
+{
+    int which = owner_of(ptr, true);
+    vl_allocator *a = which >= 0 ? allocator_if_open(which, device) : NULL;
     if (a == NULL) {
         fprintf(stderr, "vramlab: vl_free(%p) on device %d: no allocator of this library made it\n", ptr, device);
         return;
     }
-    deallocate_timed(a, (int)owner - 1, ptr, size, device, stream);
+    deallocate_timed(a, which, ptr, size, device, stream);
 }
 
 void *vl_alloc(ssize_t size, int device, cudaStream_t stream)
@@ -255,14 +264,8 @@ int vl_torch_serve(int which)
 int vl_torch_record_stream(void *ptr, int device, cudaStream_t stream)
 {
     if (ptr == NULL || allocator_if_open(0, device) == NULL) return -1; /* settles `paired` */
-    int which = 0;
-    if (paired) {
-        pthread_mutex_lock(&owner_lock);
-        vl_addrmap_slot *slot = vl_addrmap_find(&owners, (uintptr_t)ptr);
-        which = slot ? (int)slot->value - 1 : 0;
-        pthread_mutex_unlock(&owner_lock);
-    }
-    vl_allocator *a = allocator_if_open(which, device);
+    int which = paired ? owner_of(ptr, false) : 0;
+    vl_allocator *a = allocator_if_open(which < 0 ? 0 : which, device);
     if (a == NULL) return -1;
     return vl_record_use(a, ptr, (vl_stream)stream) == VL_OK ? 0 : -1;
 }

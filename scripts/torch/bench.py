@@ -204,11 +204,9 @@ def worker(args):
     result = workloads.RUN[args.workload](args.size, args.seed, on_step)
     torch.cuda.synchronize()
     f, t = torch.cuda.mem_get_info()
-    timed = state["times"][min(args.warmup, len(state["times"]) - 1):]
-    first = min(args.warmup, len(state["times"]) - 1)
-    timed_ms = sorted(x * 1e3 for x in timed)
-    timed_alloc = state["alloc_ns"][first:]
-    alloc_ms = sorted(x / 1e6 for x in timed_alloc if x is not None)
+    first = min(args.warmup, len(state["times"]) - 1)  # the first timed step
+    timed_ms = sorted(x * 1e3 for x in state["times"][first:])
+    alloc_ms = sorted(x / 1e6 for x in state["alloc_ns"][first:] if x is not None)
     paired_out = {}
     if pair:  # the steps each allocator served, compared inside this process
         by = {0: [], 1: []}
