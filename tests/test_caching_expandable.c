@@ -161,8 +161,8 @@ static void test_multi_stream_loop_maps_nothing_per_step(void **state)
 
 /* Where a split's remainder goes. After a trim, a FREE block [2, 3) MiB sits between the
  * unmapped hole [0, 2) and a live block at 3 MiB. A 512 KiB request split from it leaves
- * a 512 KiB remainder: split=low (the default, as PyTorch) puts it after the request,
- * stranded against the live block; split=hole puts it before, next to the hole, where a
+ * a 512 KiB remainder: split=low (as PyTorch) puts it after the request, stranded
+ * against the live block; split=hole (the default) puts it before, next to the hole, where a
  * larger request can later extend it into the hole. Returns the request's offset. */
 static size_t offset_of_split_request(const char *spec)
 {
@@ -188,8 +188,9 @@ static size_t offset_of_split_request(const char *spec)
 static void test_split_remainder_goes_next_to_the_hole(void **state)
 {
     (void)state;
-    assert_int_equal(offset_of_split_request("caching:segments=expandable"), 2 * MiB);
+    assert_int_equal(offset_of_split_request("caching:segments=expandable,split=low"), 2 * MiB);
     assert_int_equal(offset_of_split_request("caching:segments=expandable,split=hole"), 2 * MiB + 512 * KiB);
+    assert_int_equal(offset_of_split_request("caching:segments=expandable"), 2 * MiB + 512 * KiB);
 }
 
 VL_TEST_MAIN(cmocka_unit_test(test_large_request_opens_a_further_range),

@@ -37,8 +37,8 @@ static const config configs[] = {
     {"sim:capacity=2GiB,granularity=4MiB,events=manual", "caching:segments=expandable,reclaim=-1,chunk=20MiB"},
     /* a device smaller than the largest requests: further ranges, reclaim under pressure */
     {"sim:capacity=192MiB,events=manual", "caching:segments=expandable,chunk=8MiB"},
-    /* remainders placed next to the hole before a block (split=hole) */
-    {"sim:capacity=1GiB,events=manual", "caching:segments=expandable,split=hole"},
+    /* remainders always after the request (split=low, as PyTorch; the default is hole) */
+    {"sim:capacity=1GiB,events=manual", "caching:segments=expandable,split=low"},
 };
 #define NCONFIGS (sizeof configs / sizeof configs[0])
 
