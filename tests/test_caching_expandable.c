@@ -193,7 +193,42 @@ static void test_split_remainder_goes_next_to_the_hole(void **state)
     assert_int_equal(offset_of_split_request("caching:segments=expandable"), 2 * MiB + 512 * KiB);
 }
 
+/* Where a request of whole chunks goes inside a cached block. Live a [0, 3) and c
+ * [11, 13) MiB keep a FREE block [3, 11) between them. A 4 MiB request at the block's low
+ * end, [3, 7), would touch the chunks [2, 8); on the chunk boundary at 4 MiB it touches
+ * [4, 8) only, and freed later it leaves no partly used chunk. A request that is not a
+ * whole number of chunks keeps the low end. Returns the request's offset from a. */
+static size_t offset_in_cached_block(const char *spec, size_t request)
+{
+    vl_device *d = sim_open("sim:capacity=1GiB");
+    vl_allocator *a = caching_open(d, spec);
+    char *x = vl_allocate(a, 3 * MiB, S(1));
+    char *y = vl_allocate(a, 8 * MiB, S(1));
+    char *z = vl_allocate(a, 2 * MiB, S(1));
+    assert_ptr_equal(y, x + 3 * MiB);
+    assert_ptr_equal(z, x + 11 * MiB);
+    vl_deallocate(a, y, 0, S(1));
+    char *w = vl_allocate(a, request, S(1));
+    assert_non_null(w);
+    assert_consistent(a);
+    size_t off = (size_t)(w - x);
+    vl_deallocate(a, w, 0, S(1));
+    vl_deallocate(a, z, 0, S(1));
+    vl_deallocate(a, x, 0, S(1));
+    close_all_returned(d, a);
+    return off;
+}
+
+static void test_whole_chunk_request_lands_on_chunk_boundaries(void **state)
+{
+    (void)state;
+    assert_int_equal(offset_in_cached_block("caching:segments=expandable", 4 * MiB), 4 * MiB);
+    assert_int_equal(offset_in_cached_block("caching:segments=expandable,split=low", 4 * MiB), 4 * MiB);
+    assert_int_equal(offset_in_cached_block("caching:segments=expandable", 3 * MiB + 512 * KiB), 3 * MiB);
+}
+
 VL_TEST_MAIN(cmocka_unit_test(test_large_request_opens_a_further_range),
+             cmocka_unit_test(test_whole_chunk_request_lands_on_chunk_boundaries),
              cmocka_unit_test(test_split_remainder_goes_next_to_the_hole),
              cmocka_unit_test(test_pressure_takes_other_streams_chunks_without_a_flush),
              cmocka_unit_test(test_churn_over_the_whole_device_fails_only_when_memory_is_short),

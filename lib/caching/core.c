@@ -12,6 +12,7 @@
 #include "caching/allocator.h"
 #include "caching/hostmem.h"
 #include "caching/sizes.h"
+#include "caching/chunks.h"
 
 void vl_caching_fail(vl_caching *c, int code, const char *what, int rc)
 {
@@ -87,11 +88,60 @@ static vl_cblock *find_fit(vl_caching *c, vl_cpool *p, size_t rounded)
     return best;
 }
 
+/* Bytes of the chunks of expandable segment s that [lo, lo+n) touches. */
+static size_t chunks_touched(const vl_csegment *s, uintptr_t lo, size_t n)
+{
+    return vl_chunk_ceil(s->granule, s->chunk, lo + n - s->base) - vl_chunk_floor(s->granule, s->chunk, lo - s->base);
+}
+
+/* Where in the cached FREE block [lo, end) of expandable segment s a request of
+ * `rounded` bytes, a whole number of granules, goes: at `at` (the split rule's choice),
+ * unless the other end or the first or last chunk boundary inside the block touches
+ * fewer chunks. A block that covers exactly its chunks leaves none of them partly used
+ * when its neighbours are freed, so reclaim can take them all; placed across a chunk
+ * boundary it strands up to a chunk either side (moe trace, sim: requests of 6, 24, 32
+ * and 132 MiB between short-lived ones; first-pass waste 1.0205 -> 1.0117). Only whole
+ * chunks: a request of 3.84 MiB aligned leaves 0.16 MiB gaps that only small requests
+ * fill (GPT-2 trace: 1.018 -> 1.021). Only cached blocks: a fresh mapping extends a
+ * free block next to the hole on purpose. */
+static uintptr_t chunk_spot(const vl_csegment *s, uintptr_t lo, uintptr_t end, size_t rounded, uintptr_t at)
+{
+    size_t best = chunks_touched(s, at, rounded);
+    uintptr_t c1 = s->base + vl_chunk_ceil(s->granule, s->chunk, lo - s->base);
+    uintptr_t c2 = s->base + vl_chunk_floor(s->granule, s->chunk, end - s->base);
+    uintptr_t cand[3] = {at == lo ? end - rounded : lo, c1, c2 - rounded};
+    for (int i = 0; i < 3; i++) {
+        if (cand[i] < lo || cand[i] > end - rounded || c2 < rounded) continue;
+        size_t t = chunks_touched(s, cand[i], rounded);
+        if (t < best) {
+            best = t;
+            at = cand[i];
+        }
+    }
+    return at;
+}
+
+/* Links the fresh header r as the block [b->addr, b->addr + size) before b, which
+ * shrinks to what follows it. */
+static void link_before(vl_cblock *b, vl_cblock *r, size_t size)
+{
+    r->seg = b->seg;
+    r->addr = b->addr;
+    r->size = size;
+    r->prev = b->prev;
+    r->next = b;
+    if (b->prev) b->prev->next = r;
+    else b->seg->first = r;
+    b->prev = r;
+    b->addr += size;
+    b->size -= size;
+}
+
 /* Takes `rounded` bytes from the FREE block b (in its bins, or detached: fresh from an
  * expandable mapping, never inserted, which saves a treap insert and removal per
  * growth); the remainder, if the split rules allow, stays cached as a FREE block of its
- * own. Its neighbours are not FREE (b was coalesced), so the remainder needs no
- * coalescing. */
+ * own (two, either side, when chunk_spot puts the request inside the block). Its
+ * neighbours are not FREE (b was coalesced), so the remainder needs no coalescing. */
 static void take(vl_caching *c, vl_cpool *p, vl_cblock *b, size_t rounded, int detached)
 {
     if (!detached) vl_free_remove(c, b);
@@ -99,27 +149,34 @@ static void take(vl_caching *c, vl_cpool *p, vl_cblock *b, size_t rounded, int d
     /* Without a header for the remainder the block is handed out whole: wasteful, not wrong. */
     if (vl_caching_should_split(b->size, rounded, p->small, b->seg->expandable, c->cfg.max_split) &&
         (rest = vl_caching_new_block(c)) != NULL) {
-        rest->seg = b->seg;
-        rest->size = b->size - rounded;
+        uintptr_t end = b->addr + b->size, at = b->addr;
+        /* split=hole: the remainder before the request, next to the hole, where a
+         * later, larger request can extend it into the hole (placement's frontier). */
         if (c->cfg.split_toward_hole && b->seg->expandable && b->prev && b->prev->state == VL_CB_UNMAPPED &&
-            !(b->next && b->next->state == VL_CB_UNMAPPED)) {
-            /* split=hole: the remainder before the request, next to the hole, where a
-             * later, larger request can extend it into the hole (placement's frontier). */
-            rest->addr = b->addr;
-            rest->prev = b->prev;
-            rest->next = b;
-            b->prev->next = rest;
-            b->prev = rest;
-            b->addr += rest->size;
-        } else {
+            !(b->next && b->next->state == VL_CB_UNMAPPED))
+            at = end - rounded;
+        if (!detached && b->seg->expandable && rounded % b->seg->granule == 0)
+            at = chunk_spot(b->seg, b->addr, end, rounded, at);
+        vl_cblock *low = rest;
+        /* Inside the block: a second header, or (none to be had) the low end. */
+        if (at > b->addr && at + rounded < end && (low = vl_caching_new_block(c)) == NULL) at = b->addr;
+        if (at > b->addr) {
+            link_before(b, low, at - b->addr);
+            vl_free_insert(c, low);
+        }
+        if (b->size > rounded) {
+            rest->seg = b->seg;
             rest->addr = b->addr + rounded;
+            rest->size = b->size - rounded;
             rest->prev = b;
             rest->next = b->next;
             if (b->next) b->next->prev = rest;
             b->next = rest;
+            b->size = rounded;
+            vl_free_insert(c, rest);
+        } else if (low != rest) {
+            vl_slab_put(&c->blocks, rest);
         }
-        b->size = rounded;
-        vl_free_insert(c, rest);
     }
     b->state = VL_CB_ALLOCATED;
 }
