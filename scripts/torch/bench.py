@@ -16,12 +16,13 @@ allocators, one fresh process per sample (PyTorch reads its allocator settings o
                       --allocators vramlab,vramlab-expandable,hole)
   A+B                 (in --allocators; A and B plugin allocators) both in one process:
                       the plugin's paired mode (VRAMLAB_ALLOC_B), the steps served by
-                      A and B in the order A B B A A B B A ..., so that B's step time
-                      is compared with A's inside each process, without the
-                      process-to-process spread (paired_ratio: the Hodges-Lehmann
-                      ratio of B's step times to A's). Its peaks mix both allocators:
-                      no waste figure. vramlab+vramlab-expandable gives the verdict's
-                      paired speed check.
+                      every step run twice with the same shapes, one run served by A and
+                      one by B (A B, B A, ...), so that B's step time is compared with
+                      A's on the same step inside each process, without the
+                      process-to-process spread (paired_ratio: the median over steps of
+                      B's time over A's). Its peaks mix both allocators: no waste
+                      figure; its results (two runs per step) are not compared.
+                      vramlab+vramlab-expandable gives the verdict's paired speed check.
 
 Processes run one at a time, interleaved: every round runs each workload under every
 allocator, the allocators' order rotated by one each round. Per process: step times
@@ -201,28 +202,34 @@ def worker(args):
         state["t"] = time.perf_counter()
 
     state["t"] = time.perf_counter()
-    result = workloads.RUN[args.workload](args.size, args.seed, on_step)
+    if pair:  # every step twice, same shapes: one served by A, one by B (PAIR_ORDER)
+        result = workloads.RUN[args.workload](args.size, args.seed, on_step, repeats=2)
+    else:
+        result = workloads.RUN[args.workload](args.size, args.seed, on_step)
     torch.cuda.synchronize()
     f, t = torch.cuda.mem_get_info()
     first = min(args.warmup, len(state["times"]) - 1)  # the first timed step
     timed_ms = sorted(x * 1e3 for x in state["times"][first:])
     alloc_ms = sorted(x / 1e6 for x in state["alloc_ns"][first:] if x is not None)
     paired_out = {}
-    if pair:  # the steps each allocator served, compared inside this process
-        by = {0: [], 1: []}
-        for i in range(first, len(state["times"])):
-            by[PAIR_ORDER[i % 4]].append(i)
-        ms = {k: sorted(state["times"][i] * 1e3 for i in v) for k, v in by.items()}
-        al = {k: sorted(state["alloc_ns"][i] / 1e6 for i in v if state["alloc_ns"][i] is not None)
-              for k, v in by.items()}
-        if ms[0]:  # A's steps are the row's step time (B's go to step_ms_median_b)
-            timed_ms, alloc_ms = ms[0], al[0]
+    if pair:  # each step ran twice (units 2i, 2i+1), once under A, once under B
+        steps = len(state["times"]) // 2
+        ms, al, log_ratios = {0: [], 1: []}, {0: [], 1: []}, []
+        for i in range(min(args.warmup, steps - 1), steps):
+            step_ms = {}
+            for u in (2 * i, 2 * i + 1):
+                k = PAIR_ORDER[u % 4]
+                step_ms[k] = state["times"][u] * 1e3
+                ms[k].append(step_ms[k])
+                if state["alloc_ns"][u] is not None:
+                    al[k].append(state["alloc_ns"][u] / 1e6)
+            log_ratios.append(math.log(step_ms[1] / step_ms[0]))
         med = bench_stats.rankstats.quantile_median
-        if ms[0] and ms[1]:
-            est, _, _ = bench_stats.rankstats.hodges_lehmann([math.log(x) for x in ms[0]],
-                                                             [math.log(x) for x in ms[1]])
-            paired_out = dict(step_ms_median_b=med(ms[1]), paired_ratio=math.exp(est),
-                              alloc_ms_median_b=med(al[1]) if al[1] else None)
+        if ms[0]:  # A's steps are the row's step time (B's go to step_ms_median_b)
+            timed_ms, alloc_ms = sorted(ms[0]), sorted(al[0])
+            # B's time over A's on the same step, the median over the steps
+            paired_out = dict(step_ms_median_b=med(sorted(ms[1])), paired_ratio=math.exp(med(sorted(log_ratios))),
+                              alloc_ms_median_b=med(sorted(al[1])) if al[1] else None)
 
     def stat(name):
         v = plugin.vl_torch_stat(0, name.encode())
@@ -252,7 +259,9 @@ def worker(args):
                alloc_ms_median=bench_stats.rankstats.quantile_median(alloc_ms) if alloc_ms else None,
                stats_from=source, **paired_out,
                device_used_base_bytes=state["used_base"], device_used_max_bytes=max(state["used_max"], t - f),
-               device_used_end_bytes=t - f, results=bench_stats.format_results(result), **peaks,
+               device_used_end_bytes=t - f, **peaks,
+               # a pair ran every step twice: its results are not the workload's
+               results="" if pair else bench_stats.format_results(result),
                torch=torch.__version__, cuda=torch.version.cuda, gpu=torch.cuda.get_device_name(0))
     try:
         v = torch._C._cuda_getDriverVersion()

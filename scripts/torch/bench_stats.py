@@ -16,8 +16,9 @@ One sample is one process: one workload run once under one allocator. Per
                  inside one process, it does not carry the process-to-process spread of
                  step times, so it resolves allocator differences that step times cannot
                  (it does not see costs the allocator causes on the device);
-  pairs          A+B rows (both allocators in one process, steps alternating): ratio is
-                 the median over processes of each process's B-over-A step ratio, with
+  pairs          A+B rows (both allocators in one process, each step run twice, once
+                 by each): ratio is the median over processes of each process's
+                 B-over-A step ratio (median over steps of the same step's two times), with
                  the order-statistics interval of that median (ratio_basis says so, and
                  its coverage); step_ms is A's, step_ms_b B's; no waste (mixed peaks);
   waste          peak reserved / peak allocated per process (peak requested where the
@@ -171,7 +172,7 @@ def mark_equality(rows):
             refs.setdefault((r["workload"], str(r.get("seed"))), parse_results(r.get("results")))
     for r in rows:
         ref = refs.get((r["workload"], str(r.get("seed"))))
-        if r.get("status") != "ok" or ref is None:
+        if r.get("status") != "ok" or ref is None or not r.get("results"):  # pairs keep none
             r["exact_equal"], r["max_rel_diff"] = "", ""
             continue
         exact, rel = compare_results(parse_results(r.get("results")), ref)

@@ -80,15 +80,19 @@ class cuda:
 """
 STANDIN_WORKLOADS = """
 import os, time
-def run(size, seed, on_step):
+def run(size, seed, on_step, repeats=1):
     spec = os.environ.get("VRAMLAB_ALLOC") or os.environ.get("PYTORCH_CUDA_ALLOC_CONF") or "default"
     if os.environ.get("VL_STANDIN_STARTED"):  # one line per process started: pid and spec
         with open(os.environ["VL_STANDIN_STARTED"], "a") as f:
             f.write(f"{os.getpid()} {spec}\\n")
     if os.environ.get("VL_STANDIN_FAIL") == spec:
         raise RuntimeError("stand-in failure under " + spec)
-    for i in range(8):
-        time.sleep(float(os.environ.get("VL_STANDIN_SLEEP", "0.02")))
+    pair = bool(os.environ.get("VRAMLAB_ALLOC_B"))
+    for i in range(8 * repeats):
+        base = float(os.environ.get("VL_STANDIN_SLEEP", "0.02"))
+        if pair:  # steps 0, 3, 6 four times the others; B (units A B B A ...) 1.5 x slower
+            base *= (4 if (i // repeats) % 3 == 0 else 1) * (1.5 if (0, 1, 1, 0)[i % 4] else 1)
+        time.sleep(base)
         on_step(i)
     odd = os.environ.get("VRAMLAB_ALLOC") == "caching:segments=expandable"
     return [1.0, 2.0, 3.0 if not odd else 1.5]
@@ -373,7 +377,10 @@ try:
             r = by[("1", "moe", "vramlab+hole")]
             check("pair sample", r["status"] == "ok" and r["spec"] == "caching + caching:segments=expandable,split=hole"
                   and float(r["paired_ratio"]) > 0 and float(r["step_ms_median_b"]) > 0
-                  and r["peak_reserved_bytes"] == "" and "paired" in r["stats_from"], r)
+                  and r["peak_reserved_bytes"] == "" and "paired" in r["stats_from"]
+                  and r["steps"] == "16" and r["results"] == "" and r["exact_equal"] == "", r)
+            # B 1.5 x slower on every step, steps of two sizes: the same step's two runs compared
+            check("pair ratio", 1.3 < float(r["paired_ratio"]) < 1.7, r)
             check("rotated order", [by[("2", "moe", a)]["order"] for a in ("torch-expandable", "torch")]
                   == ["18", "23"], [(k, v["order"]) for k, v in by.items() if k[0] == "2"])
         cond = open(os.path.join(run, "conditions.txt")).read() if os.path.exists(run) else ""

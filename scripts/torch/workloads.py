@@ -14,7 +14,10 @@ Each run_*(size, seed, on_step=None) takes size "full" (the traces and peaks), "
 (a small model and few steps: test fixtures of a few hundred KB) or "bench" (the live
 benchmark, scripts/torch/bench.py: sized for ~10 s a process on an H100) and returns a
 list of losses or token sums, to show it really ran. on_step(i), when given, is called
-after step (or request) i: the benchmark times steps with it.
+after step (or request) i: the benchmark times steps with it. repeats=2 runs every step
+(or request) twice with the same shapes, one result and one on_step call each: the
+benchmark's in-process pairs serve one of the two with each allocator, so that the two
+are compared on equal work (the steps' sizes vary).
 """
 import random
 
@@ -49,7 +52,7 @@ def _train_step(opt, loss, losses, on_step):
     _done(on_step, len(losses) - 1)
 
 
-def run_transformer(size="full", seed=1, on_step=None):
+def run_transformer(size="full", seed=1, on_step=None, repeats=1):
     rng = _seed(seed)
     cfg = dict(vocab=8192, d=512, heads=8, layers=6, ff=2048, batch=(16, 32), seq=(64, 512), steps=24)
     if size == "tiny":
@@ -66,11 +69,12 @@ def run_transformer(size="full", seed=1, on_step=None):
     losses = []
     for _ in range(cfg["steps"]):
         b, t = rng.randint(*cfg["batch"]), rng.randint(*cfg["seq"])
-        tokens = torch.randint(cfg["vocab"], (b, t + 1), device=dev)
-        mask = nn.Transformer.generate_square_subsequent_mask(t, device=dev)
-        h = model["enc"](model["emb"](tokens[:, :-1]), mask=mask, is_causal=True)
-        loss = F.cross_entropy(model["head"](h).flatten(0, 1), tokens[:, 1:].flatten())
-        _train_step(opt, loss, losses, on_step)
+        for _r in range(repeats):
+            tokens = torch.randint(cfg["vocab"], (b, t + 1), device=dev)
+            mask = nn.Transformer.generate_square_subsequent_mask(t, device=dev)
+            h = model["enc"](model["emb"](tokens[:, :-1]), mask=mask, is_causal=True)
+            loss = F.cross_entropy(model["head"](h).flatten(0, 1), tokens[:, 1:].flatten())
+            _train_step(opt, loss, losses, on_step)
     return losses
 
 
@@ -114,7 +118,7 @@ class _GPT(nn.Module):
         return self.head(self.ln(x[:, -1:])), new
 
 
-def run_gpt2(size="full", seed=1, on_step=None):
+def run_gpt2(size="full", seed=1, on_step=None, repeats=1):
     rng = _seed(seed)
     # GPT-2 small: 12 layers, 768 wide, 12 heads, 50257 tokens, 1024 positions.
     cfg = dict(vocab=50257, ctx=1024, d=768, heads=12, layers=12, requests=10,
@@ -129,22 +133,23 @@ def run_gpt2(size="full", seed=1, on_step=None):
     with torch.no_grad():
         for _ in range(cfg["requests"]):
             b, p, n = rng.choice(cfg["batch"]), rng.randint(*cfg["prompt"]), rng.randint(*cfg["new"])
-            idx = torch.randint(cfg["vocab"], (b, p), device=dev)
-            logits, caches = model(idx, 0, [None] * cfg["layers"])
-            out = [idx]
-            for step in range(n):
-                nxt = logits[:, -1].argmax(dim=-1, keepdim=True)
-                out.append(nxt)
-                logits, caches = model(nxt, p + step, caches)
-            sums.append(int(torch.cat(out, dim=1).sum().item()))
-            del caches, logits, out
-            _done(on_step, len(sums) - 1)
+            for _r in range(repeats):
+                idx = torch.randint(cfg["vocab"], (b, p), device=dev)
+                logits, caches = model(idx, 0, [None] * cfg["layers"])
+                out = [idx]
+                for step in range(n):
+                    nxt = logits[:, -1].argmax(dim=-1, keepdim=True)
+                    out.append(nxt)
+                    logits, caches = model(nxt, p + step, caches)
+                sums.append(int(torch.cat(out, dim=1).sum().item()))
+                del caches, logits, out
+                _done(on_step, len(sums) - 1)
     return sums
 
 
 # --- ResNet-50 training with variable batch size (and image size) ------------------------------
 
-def run_resnet50(size="full", seed=1, on_step=None):
+def run_resnet50(size="full", seed=1, on_step=None, repeats=1):
     import torchvision
 
     rng = _seed(seed)
@@ -161,10 +166,11 @@ def run_resnet50(size="full", seed=1, on_step=None):
         b = rng.choice(cfg["batches"])
         # one image size: no draw, so the "full" and "tiny" sequences stay as recorded
         im = rng.choice(cfg["images"]) if len(cfg["images"]) > 1 else cfg["images"][0]
-        x = torch.randn(b, 3, im, im, device=dev)
-        y = torch.randint(cfg["classes"], (b,), device=dev)
-        loss = F.cross_entropy(model(x), y)
-        _train_step(opt, loss, losses, on_step)
+        for _r in range(repeats):
+            x = torch.randn(b, 3, im, im, device=dev)
+            y = torch.randint(cfg["classes"], (b,), device=dev)
+            loss = F.cross_entropy(model(x), y)
+            _train_step(opt, loss, losses, on_step)
     return losses
 
 
@@ -193,7 +199,7 @@ class _MoE(nn.Module):
         return torch.zeros_like(x).index_add(0, token, y)
 
 
-def run_moe(size="bench", seed=1, on_step=None):
+def run_moe(size="bench", seed=1, on_step=None, repeats=1):
     rng = _seed(seed)
     cfg = dict(vocab=8192, d=768, ff=2048, experts=8, k=2, layers=4, batch=(4, 16), seq=(64, 512), steps=30)
     if size == "tiny":
@@ -209,12 +215,13 @@ def run_moe(size="bench", seed=1, on_step=None):
     losses = []
     for _ in range(cfg["steps"]):
         b, t = rng.randint(*cfg["batch"]), rng.randint(*cfg["seq"])
-        tokens = torch.randint(cfg["vocab"], (b, t + 1), device=dev)
-        h = model["emb"](tokens[:, :-1]).flatten(0, 1)
-        for norm, moe in zip(model["norms"], model["moes"]):
-            h = h + moe(norm(h))
-        loss = F.cross_entropy(model["head"](h), tokens[:, 1:].flatten())
-        _train_step(opt, loss, losses, on_step)
+        for _r in range(repeats):
+            tokens = torch.randint(cfg["vocab"], (b, t + 1), device=dev)
+            h = model["emb"](tokens[:, :-1]).flatten(0, 1)
+            for norm, moe in zip(model["norms"], model["moes"]):
+                h = h + moe(norm(h))
+            loss = F.cross_entropy(model["head"](h), tokens[:, 1:].flatten())
+            _train_step(opt, loss, losses, on_step)
     return losses
 
 
