@@ -215,6 +215,15 @@ check("pair gives the speed verdict", v[0]["paired_hi"] == 1.009 and v[0]["speed
       and (v[0]["ratio_hi"] or 0) > bs.SPEED_LIMIT, v)
 v = bs.verdict(bs.summarize(bs.mark_equality(with_pairs(noisy_rows, [1.04, 1.05, 1.045, 1.06, 1.035]))))
 check("5 pairs: below 95% coverage, not used", v[0]["paired_hi"] is None, v)
+# no classic column: expandable's ratio (the figure's x) comes from the pair, and says so
+no_classic = [r for r in noisy_rows if r["allocator"] != "vramlab"]
+summary = bs.summarize(bs.mark_equality(with_pairs(no_classic, [1.004, 0.998, 1.006, 1.001, 1.009, 0.997])))
+by = {s_["allocator"]: s_ for s_ in summary}
+e_ = by["vramlab-expandable"]
+check("no classic column: ratio from the pair", abs(e_["ratio"] - 1.0025) < 1e-9 and e_["ratio_hi"] == 1.009
+      and "from the pair" in e_["ratio_basis"] and by["torch"]["ratio"] is None, e_)
+v = bs.verdict(summary)
+check("no classic column: the pair judges speed", v[0]["speed"] == "ok" and v[0]["paired_hi"] == 1.009, v)
 v = bs.verdict(bs.summarize(bs.mark_equality(with_pairs(samples(rounds=6), [1.04, 1.05, 1.045, 1.06, 1.035, 1.05]))))
 check("pair slower than 3% but wider than the between-process interval: the narrower one judges (ok)",
       v[0]["paired_hi"] == 1.06 and v[0]["speed"] == "ok", v)
