@@ -14,6 +14,7 @@
 
 #include "support/tmpfile.h"
 #include "trace/load.h"
+#include "trace/record.h"
 #include "trace/trace.h"
 #include "support/test_main.h"
 
@@ -323,7 +324,57 @@ static void test_load_one_sniff_rule(void **state)
     unsetenv("VRAMLAB_TORCH_CONVERTER");
 }
 
-VL_TEST_MAIN(cmocka_unit_test(test_vramlab_basic), cmocka_unit_test(test_vramlab_errors),
+/* What the plugin records (VRAMLAB_TRACE) parses back as the same operations: addresses
+ * as IDs (one reused after its free), sizes, the stream handles as stream numbers. */
+static void test_recorded_trace_parses_back(void **state)
+{
+    (void)state;
+    char path[64], why[256];
+    assert_int_equal(vl_test_tmpfile("record", path, sizeof path), 0);
+    vl_trace_recorder *r = vl_trace_record_open(path, why, sizeof why);
+    assert_non_null(r);
+    int x, y; /* two distinct addresses */
+    vl_trace_record_alloc(r, &x, 3 << 20, 0);
+    vl_trace_record_alloc(r, &y, 512, 0x55aa00);
+    vl_trace_record_free(r, &x, 0);
+    vl_trace_record_alloc(r, &x, 1000, 0x55aa00);
+    vl_trace_record_free(r, &y, 0x55aa00);
+    assert_int_equal(vl_trace_record_close(r), 0);
+    FILE *f = fopen(path, "r");
+    assert_non_null(f);
+    vl_trace t;
+    vl_trace_options opt = {0};
+    assert_int_equal(vl_trace_parse_file(f, &opt, &t, why, sizeof why), 0);
+    fclose(f);
+    unlink(path);
+    assert_int_equal(t.format, VL_TRACE_VRAMLAB);
+    assert_int_equal(t.nops, 5);
+    assert_int_equal(t.nallocs, 3);
+    assert_int_equal(t.nstreams, 2);
+    assert_int_equal(t.ops[0].size, 3 << 20);
+    assert_int_equal(t.ops[2].kind, VL_TRACE_FREE);
+    assert_int_equal(t.ops[2].slot, t.ops[0].slot);
+    assert_int_equal(t.ops[3].size, 1000);
+    assert_int_not_equal(t.ops[3].slot, t.ops[0].slot); /* x again: a new block */
+    assert_int_equal(t.ops[3].stream, t.ops[1].stream);
+    assert_true(vl_trace_stream_is_default(&t, t.ops[0].stream));
+    assert_false(vl_trace_stream_is_default(&t, t.ops[1].stream));
+    assert_int_equal(t.peak_live_bytes, (3 << 20) + 512);
+    assert_int_equal(t.live_at_end, 1);
+    vl_trace_free(&t);
+}
+
+/* A path that cannot be written: a reason, no recorder. */
+static void test_record_open_failure(void **state)
+{
+    (void)state;
+    char why[256] = "";
+    assert_null(vl_trace_record_open("/nonexistent-dir/x.trace", why, sizeof why));
+    assert_non_null(strstr(why, "/nonexistent-dir/x.trace"));
+}
+
+VL_TEST_MAIN(cmocka_unit_test(test_recorded_trace_parses_back), cmocka_unit_test(test_record_open_failure),
+             cmocka_unit_test(test_vramlab_basic), cmocka_unit_test(test_vramlab_errors),
              cmocka_unit_test(test_unknown_frees_reported), cmocka_unit_test(test_torch_csv_completed),
              cmocka_unit_test(test_torch_csv_requested), cmocka_unit_test(test_torch_csv_columns_and_errors),
              cmocka_unit_test(test_rmm), cmocka_unit_test(test_guess), cmocka_unit_test(test_hostile_bytes),

@@ -20,12 +20,14 @@
 #include "alloc.h"
 #include "cuda/peer_backend.h"
 #include "device.h"
+#include "trace/record.h"
 
 #define VL_TORCH_MAX_DEVICES 64
 #define VL_TORCH_DEFAULT_SPEC "caching"
 #define VL_TORCH_ENV "VRAMLAB_ALLOC"
 #define VL_TORCH_TIME_ENV "VRAMLAB_TIME"
 #define VL_TORCH_B_ENV "VRAMLAB_ALLOC_B"
+#define VL_TORCH_TRACE_ENV "VRAMLAB_TRACE"
 
 /* A device's slot: NULL until its first allocation opens it, then the allocator, or
  * OPEN_FAILED for ever (the reason was printed once). Written only under open_lock;
@@ -50,6 +52,11 @@ static _Atomic uint64_t alloc_ns[2][VL_TORCH_MAX_DEVICES], free_ns[2][VL_TORCH_M
  * once, under open_lock, before the first allocator is published. */
 static bool paired;
 static _Atomic int serving;
+
+/* VRAMLAB_TRACE=FILE: every vl_alloc / vl_free the plugin serves, as a vramlab trace
+ * (lib/trace/record.h), to replay the program's own allocations later, on the simulated
+ * device too. Opened once, with the settings; closed by the C library at exit. */
+static vl_trace_recorder *recorder;
 static pthread_mutex_t owner_lock = PTHREAD_MUTEX_INITIALIZER;
 static vl_addrmap owners;
 
@@ -66,6 +73,10 @@ static void read_spec(void)
     snprintf(spec_in_use, sizeof spec_in_use, "%s", env && *env ? env : VL_TORCH_DEFAULT_SPEC);
     const char *t = getenv(VL_TORCH_TIME_ENV);
     timing = t != NULL && strcmp(t, "1") == 0;
+    const char *path = getenv(VL_TORCH_TRACE_ENV);
+    char err[512];
+    if (path && *path && (recorder = vl_trace_record_open(path, err, sizeof err)) == NULL)
+        fprintf(stderr, "vramlab: %s=%s: %s; not recording\n", VL_TORCH_TRACE_ENV, path, err);
     const char *b = getenv(VL_TORCH_B_ENV);
     if (b && *b && vl_addrmap_init(&owners, 1u << 12) == 0) {
         snprintf(spec_b, sizeof spec_b, "%s", b);
@@ -229,8 +240,9 @@ void *vl_alloc(ssize_t size, int device, cudaStream_t stream)
     if (size <= 0) return NULL;
     vl_allocator *a = allocator_for(0, device);
     if (a == NULL) return NULL;
-    if (paired) return alloc_paired((size_t)size, device, stream);
-    return allocate_timed(a, 0, (size_t)size, device, stream);
+    void *p = paired ? alloc_paired((size_t)size, device, stream) : allocate_timed(a, 0, (size_t)size, device, stream);
+    if (recorder != NULL && p != NULL) vl_trace_record_alloc(recorder, p, (size_t)size, (uintptr_t)stream);
+    return p;
 }
 
 void vl_free(void *ptr, ssize_t size, int device, cudaStream_t stream)
@@ -241,6 +253,7 @@ void vl_free(void *ptr, ssize_t size, int device, cudaStream_t stream)
         fprintf(stderr, "vramlab: vl_free(%p) on device %d, which has no allocator\n", ptr, device);
         return;
     }
+    if (recorder != NULL) vl_trace_record_free(recorder, ptr, (uintptr_t)stream);
     if (paired) {
         free_paired(ptr, (size_t)size, device, stream);
         return;

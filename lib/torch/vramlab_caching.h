@@ -8,7 +8,9 @@
  * this library's folder or $VL_PEER_DIR). It is read once, when a device first
  * allocates. One allocator per CUDA device, opened lazily and thread-safely on
  * that device's first allocation. VRAMLAB_TIME=1 (read then too) times every
- * vl_alloc / vl_free call (vl_torch_stat "alloc_ns", "free_ns"). A bad SPEC or a
+ * vl_alloc / vl_free call (vl_torch_stat "alloc_ns", "free_ns"). VRAMLAB_TRACE=FILE
+ * (read then too) records every allocation and free served as a vramlab trace
+ * (lib/trace/record.h), for bench/replay, on the simulated device too. A bad SPEC or a
  * failed open prints one line on stderr and every allocation on that device returns
  * NULL (PyTorch then reports an out-of-memory error).
  *
