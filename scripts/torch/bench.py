@@ -19,9 +19,8 @@ allocators, one fresh process per sample (PyTorch reads its allocator settings o
                       every step run twice with the same shapes, one run served by A and
                       one by B (A B, B A, ...), so that B's step time is compared with
                       A's on the same step inside each process, without the
-                      process-to-process spread (paired_ratio: B's time over A's on the
-                      same step, the mean of the medians of log(B/A) over the steps A
-                      ran first and over those B ran first). Its peaks mix both allocators: no waste
+                      process-to-process spread (paired_ratio: the median over steps of
+                      B's time over A's). Its peaks mix both allocators: no waste
                       figure; its results (two runs per step) are not compared.
                       vramlab+vramlab-expandable gives the verdict's paired speed check.
 
@@ -215,7 +214,7 @@ def worker(args):
     paired_out = {}
     if pair:  # each step ran twice (units 2i, 2i+1), once under A, once under B
         steps = len(state["times"]) // 2
-        ms, al, log_ratios = {0: [], 1: []}, {0: [], 1: []}, {0: [], 1: []}  # by who ran first
+        ms, al, log_ratios = {0: [], 1: []}, {0: [], 1: []}, []
         for i in range(min(args.warmup, steps - 1), steps):
             step_ms = {}
             for u in (2 * i, 2 * i + 1):
@@ -224,17 +223,12 @@ def worker(args):
                 ms[k].append(step_ms[k])
                 if state["alloc_ns"][u] is not None:
                     al[k].append(state["alloc_ns"][u] / 1e6)
-            log_ratios[PAIR_ORDER[(2 * i) % 4]].append(math.log(step_ms[1] / step_ms[0]))
+            log_ratios.append(math.log(step_ms[1] / step_ms[0]))
         med = bench_stats.rankstats.quantile_median
-        # A crossover design: a step's second run can be faster (new shapes cost the first
-        # run plans and caches), which adds to B's ratio where A ran first and subtracts
-        # where B did. The mean of the two orders' medians cancels that; one median over
-        # both would fall between two clusters and scatter.
-        orders = [med(v) for v in log_ratios.values() if v]
         if ms[0]:  # A's steps are the row's step time (B's go to step_ms_median_b)
             timed_ms, alloc_ms = sorted(ms[0]), sorted(al[0])
             # B's time over A's on the same step, the median over the steps
-            paired_out = dict(step_ms_median_b=med(sorted(ms[1])), paired_ratio=math.exp(sum(orders) / len(orders)),
+            paired_out = dict(step_ms_median_b=med(sorted(ms[1])), paired_ratio=math.exp(med(sorted(log_ratios))),
                               alloc_ms_median_b=med(sorted(al[1])) if al[1] else None)
 
     def stat(name):

@@ -18,8 +18,7 @@ One sample is one process: one workload run once under one allocator. Per
                  (it does not see costs the allocator causes on the device);
   pairs          A+B rows (both allocators in one process, each step run twice, once
                  by each): ratio is the median over processes of each process's
-                 B-over-A step ratio (the same step's two times; crossover: the
-                 medians over each order of runs averaged), with
+                 B-over-A step ratio (median over steps of the same step's two times), with
                  the order-statistics interval of that median (ratio_basis says so, and
                  its coverage); step_ms is A's, step_ms_b B's; no waste (mixed peaks);
   waste          peak reserved / peak allocated per process (peak requested where the
