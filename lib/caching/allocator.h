@@ -221,6 +221,9 @@ static inline void vl_free_remove(vl_caching *c, vl_cblock *b)
 /* core.c */
 vl_cstream *vl_caching_stream(vl_caching *c, vl_stream s); /* NULL: out of host memory (recorded) */
 vl_cblock *vl_caching_new_block(vl_caching *c);            /* NULL: out of host memory (recorded) */
+/* Links the fresh header b as the block [addr, addr+size) of segment s after `after`
+ * (or first when NULL); returns b. The caller sets its state and bins. */
+vl_cblock *vl_block_insert_after(vl_csegment *s, vl_cblock *after, vl_cblock *b, uintptr_t addr, size_t size);
 /* Merges b->next into b (the caller took both out of bins / lists first). */
 void vl_block_absorb_next(vl_caching *c, vl_cblock *b);
 /* Records a failure (code: VL_CACHING_ERR_*) as the last error and prints its one line;

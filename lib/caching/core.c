@@ -111,7 +111,7 @@ static uintptr_t chunk_spot(const vl_csegment *s, uintptr_t lo, uintptr_t end, s
     uintptr_t c2 = s->base + vl_chunk_floor(s->granule, s->chunk, end - s->base);
     uintptr_t cand[3] = {at == lo ? end - rounded : lo, c1, c2 - rounded};
     for (int i = 0; i < 3; i++) {
-        if (cand[i] < lo || cand[i] > end - rounded || c2 < rounded) continue;
+        if (cand[i] < lo || cand[i] > end - rounded) continue; /* also c2 - rounded wrapped */
         size_t t = chunks_touched(s, cand[i], rounded);
         if (t < best) {
             best = t;
@@ -119,22 +119,6 @@ static uintptr_t chunk_spot(const vl_csegment *s, uintptr_t lo, uintptr_t end, s
         }
     }
     return at;
-}
-
-/* Links the fresh header r as the block [b->addr, b->addr + size) before b, which
- * shrinks to what follows it. */
-static void link_before(vl_cblock *b, vl_cblock *r, size_t size)
-{
-    r->seg = b->seg;
-    r->addr = b->addr;
-    r->size = size;
-    r->prev = b->prev;
-    r->next = b;
-    if (b->prev) b->prev->next = r;
-    else b->seg->first = r;
-    b->prev = r;
-    b->addr += size;
-    b->size -= size;
 }
 
 /* Takes `rounded` bytes from the FREE block b (in its bins, or detached: fresh from an
@@ -157,28 +141,32 @@ static void take(vl_caching *c, vl_cpool *p, vl_cblock *b, size_t rounded, int d
             at = end - rounded;
         if (!detached && b->seg->expandable && rounded % b->seg->granule == 0)
             at = chunk_spot(b->seg, b->addr, end, rounded, at);
-        vl_cblock *low = rest;
-        /* Inside the block: a second header, or (none to be had) the low end. */
-        if (at > b->addr && at + rounded < end && (low = vl_caching_new_block(c)) == NULL) at = b->addr;
-        if (at > b->addr) {
-            link_before(b, low, at - b->addr);
-            vl_free_insert(c, low);
+        /* A remainder before the request: `rest` when it is the only one, else a second
+         * header (none to be had: the request goes to the low end). */
+        vl_cblock *low = NULL;
+        if (at > b->addr && (low = at + rounded < end ? vl_caching_new_block(c) : rest) == NULL) at = b->addr;
+        if (low != NULL) {
+            vl_free_insert(c, vl_block_insert_after(b->seg, b->prev, low, b->addr, at - b->addr));
+            b->addr = at;
         }
-        if (b->size > rounded) {
-            rest->seg = b->seg;
-            rest->addr = b->addr + rounded;
-            rest->size = b->size - rounded;
-            rest->prev = b;
-            rest->next = b->next;
-            if (b->next) b->next->prev = rest;
-            b->next = rest;
-            b->size = rounded;
-            vl_free_insert(c, rest);
-        } else if (low != rest) {
-            vl_slab_put(&c->blocks, rest);
-        }
+        if (at + rounded < end)
+            vl_free_insert(c, vl_block_insert_after(b->seg, b, rest, at + rounded, end - at - rounded));
+        b->size = rounded;
     }
     b->state = VL_CB_ALLOCATED;
+}
+
+vl_cblock *vl_block_insert_after(vl_csegment *s, vl_cblock *after, vl_cblock *b, uintptr_t addr, size_t size)
+{
+    b->addr = addr;
+    b->size = size;
+    b->seg = s;
+    b->prev = after;
+    b->next = after ? after->next : s->first;
+    if (b->next) b->next->prev = b;
+    if (after) after->next = b;
+    else s->first = b;
+    return b;
 }
 
 void vl_block_absorb_next(vl_caching *c, vl_cblock *b)

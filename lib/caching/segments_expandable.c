@@ -64,22 +64,6 @@ static void unmapped_add(vl_csegment *s, vl_cblock *b)
 
 static void unmapped_remove(vl_csegment *s, vl_cblock *b) { vl_bins_remove(s->pool->holes, b); }
 
-/* Links the fresh header b as the block [addr, addr+size) after `after` (or first when
- * NULL). Headers are taken before anything changes (take_headers), so a path that
- * runs out of host memory stops before it has half done its work. */
-static vl_cblock *insert_after(vl_csegment *s, vl_cblock *after, vl_cblock *b, uintptr_t addr, size_t size)
-{
-    b->addr = addr;
-    b->size = size;
-    b->seg = s;
-    b->prev = after;
-    b->next = after ? after->next : s->first;
-    if (b->next) b->next->prev = b;
-    if (after) after->next = b;
-    else s->first = b;
-    return b;
-}
-
 /* n headers (n <= 3) into out[], or 0 with none taken when out of host memory (recorded). */
 static int take_headers(vl_caching *c, vl_cblock **out, int n)
 {
@@ -192,7 +176,7 @@ static vl_csegment *open_range(vl_caching *c, vl_cpool *p, size_t rounded, int *
     s->granule = granule;
     s->chunk = chunk;
     s->expandable = 1;
-    unmapped_add(s, insert_after(s, NULL, whole, s->base, size));
+    unmapped_add(s, vl_block_insert_after(s, NULL, whole, s->base, size));
     s->pool_next = p->ranges;
     p->ranges = s;
     return s;
@@ -433,9 +417,9 @@ vl_cblock *vl_expandable_grow(vl_caching *c, vl_cpool *p, size_t rounded, int *r
     unmapped_remove(s, u);
     uintptr_t end = u->addr + u->size;
     int used = 0;
-    if (best_lo > u->addr) unmapped_add(s, insert_after(s, u->prev, pieces[used++], u->addr, best_lo - u->addr));
+    if (best_lo > u->addr) unmapped_add(s, vl_block_insert_after(s, u->prev, pieces[used++], u->addr, best_lo - u->addr));
     if (best_lo + best_bytes < end)
-        unmapped_add(s, insert_after(s, u, pieces[used++], best_lo + best_bytes, end - best_lo - best_bytes));
+        unmapped_add(s, vl_block_insert_after(s, u, pieces[used++], best_lo + best_bytes, end - best_lo - best_bytes));
     u->addr = best_lo;
     u->size = best_bytes;
     return vl_caching_coalesce(c, u);
@@ -482,11 +466,11 @@ static vl_cblock *retire_free_block(vl_caching *c, vl_csegment *s, vl_cblock *b,
     if (!take_headers(c, pieces, 3)) return NULL;
     vl_free_remove(c, b);
     if (lo > b->addr) {
-        vl_free_insert(c, insert_after(s, b->prev, pieces[0], b->addr, lo - b->addr));
+        vl_free_insert(c, vl_block_insert_after(s, b->prev, pieces[0], b->addr, lo - b->addr));
         pieces[0] = NULL;
     }
     if (hi < end) {
-        *right_out = insert_after(s, b, pieces[1], hi, end - hi);
+        *right_out = vl_block_insert_after(s, b, pieces[1], hi, end - hi);
         pieces[1] = NULL;
     }
     b->addr = lo;
@@ -514,7 +498,7 @@ static vl_cblock *requeue_rest(vl_caching *c, vl_cblock *b, uintptr_t from, size
     size_t done = from - b->addr;
     vl_cblock *rest = b, *header = NULL;
     if (done > 0 && take_headers(c, &header, 1)) { /* b keeps [addr, from), unmapped */
-        rest = insert_after(s, b, b->retire_spare, from, b->addr + b->size - from);
+        rest = vl_block_insert_after(s, b, b->retire_spare, from, b->addr + b->size - from);
         rest->state = VL_CB_RETIRING;
         rest->retire_spare = header;
         b->size = done;
@@ -564,7 +548,7 @@ static vl_cblock *finish_retire(vl_caching *c, vl_cblock *b, int keep, size_t le
         vl_slab_put(&c->blocks, split);
         return vl_caching_release_block(c, b);
     }
-    vl_cblock *rest = insert_after(s, b, split, a, end - a);
+    vl_cblock *rest = vl_block_insert_after(s, b, split, a, end - a);
     b->size = done;
     merge_unmapped(c, s, b);
     return vl_caching_release_block(c, rest);

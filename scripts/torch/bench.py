@@ -202,15 +202,13 @@ def worker(args):
         state["t"] = time.perf_counter()
 
     state["t"] = time.perf_counter()
-    if pair:  # every step twice, same shapes: one served by A, one by B (PAIR_ORDER)
-        result = workloads.RUN[args.workload](args.size, args.seed, on_step, repeats=2)
-    else:
-        result = workloads.RUN[args.workload](args.size, args.seed, on_step)
+    # a pair runs every step twice, same shapes: one served by A, one by B (PAIR_ORDER)
+    result = workloads.RUN[args.workload](args.size, args.seed, on_step, repeats=2 if pair else 1)
     torch.cuda.synchronize()
     f, t = torch.cuda.mem_get_info()
     first = min(args.warmup, len(state["times"]) - 1)  # the first timed step
-    timed_ms = sorted(x * 1e3 for x in state["times"][first:])
-    alloc_ms = sorted(x / 1e6 for x in state["alloc_ns"][first:] if x is not None)
+    timed_ms = [x * 1e3 for x in state["times"][first:]]
+    alloc_ms = [x / 1e6 for x in state["alloc_ns"][first:] if x is not None]
     paired_out = {}
     if pair:  # each step ran twice (units 2i, 2i+1), once under A, once under B
         steps = len(state["times"]) // 2
@@ -226,10 +224,10 @@ def worker(args):
             log_ratios.append(math.log(step_ms[1] / step_ms[0]))
         med = bench_stats.rankstats.quantile_median
         if ms[0]:  # A's steps are the row's step time (B's go to step_ms_median_b)
-            timed_ms, alloc_ms = sorted(ms[0]), sorted(al[0])
+            timed_ms, alloc_ms = ms[0], al[0]
             # B's time over A's on the same step, the median over the steps
-            paired_out = dict(step_ms_median_b=med(sorted(ms[1])), paired_ratio=math.exp(med(sorted(log_ratios))),
-                              alloc_ms_median_b=med(sorted(al[1])) if al[1] else None)
+            paired_out = dict(step_ms_median_b=med(ms[1]), paired_ratio=math.exp(med(log_ratios)),
+                              alloc_ms_median_b=med(al[1]) if al[1] else None)
 
     def stat(name):
         v = plugin.vl_torch_stat(0, name.encode())
