@@ -227,7 +227,35 @@ static void test_whole_chunk_request_lands_on_chunk_boundaries(void **state)
     assert_int_equal(offset_in_cached_block("caching:segments=expandable", 3 * MiB + 512 * KiB), 3 * MiB);
 }
 
+/* Growth in spans (span=16MiB, spans.h): one map call for the chunks a request needs,
+ * at most 16 MiB each, and a span is unmapped only whole. x = 7 MiB maps [0, 8) in one
+ * call; y = 40 MiB extends x's free MiB: [8, 48) in three (16 + 16 + 8). With x freed,
+ * trim keeps the span [0, 8), whose last MiB y holds (chunk by chunk it would unmap
+ * [0, 6)); with y freed too, everything goes. */
+static void test_growth_maps_spans_unmapped_whole(void **state)
+{
+    (void)state;
+    vl_device *d = sim_open("sim:capacity=1GiB");
+    vl_allocator *a = caching_open(d, "caching:segments=expandable,span=16MiB");
+    char *x = vl_allocate(a, 7 * MiB, S(1));
+    assert_non_null(x);
+    assert_int_equal(stats_of(a).device_allocs, 1);
+    assert_int_equal(vl_sim_mapped_bytes(d), 8 * MiB);
+    char *y = vl_allocate(a, 40 * MiB, S(1));
+    assert_ptr_equal(y, x + 7 * MiB);
+    assert_int_equal(stats_of(a).device_allocs, 4);
+    assert_int_equal(vl_sim_mapped_bytes(d), 48 * MiB);
+    assert_consistent(a);
+    vl_deallocate(a, x, 0, S(1));
+    vl_trim(a);
+    assert_int_equal(vl_sim_mapped_bytes(d), 48 * MiB);
+    assert_consistent(a);
+    vl_deallocate(a, y, 0, S(1));
+    close_all_returned(d, a);
+}
+
 VL_TEST_MAIN(cmocka_unit_test(test_large_request_opens_a_further_range),
+             cmocka_unit_test(test_growth_maps_spans_unmapped_whole),
              cmocka_unit_test(test_whole_chunk_request_lands_on_chunk_boundaries),
              cmocka_unit_test(test_split_remainder_goes_next_to_the_hole),
              cmocka_unit_test(test_pressure_takes_other_streams_chunks_without_a_flush),

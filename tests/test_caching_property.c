@@ -39,6 +39,9 @@ static const config configs[] = {
     {"sim:capacity=192MiB,events=manual", "caching:segments=expandable,chunk=8MiB"},
     /* remainders always after the request (split=low, as PyTorch; the default is hole) */
     {"sim:capacity=1GiB,events=manual", "caching:segments=expandable,split=low"},
+    /* growth mapped in spans of several chunks, unmapped only whole (spans.h) */
+    {"sim:capacity=1GiB,events=manual", "caching:segments=expandable,span=16MiB"},
+    {"sim:capacity=512MiB,granularity=64KiB,events=manual", "caching:segments=expandable,chunk=1MiB,span=1GiB"},
 };
 #define NCONFIGS (sizeof configs / sizeof configs[0])
 
@@ -259,5 +262,8 @@ VL_TEST_MAIN(cmocka_unit_test_prestate(test_random_ops, (void *)&configs[0]),
              cmocka_unit_test_prestate(test_random_ops, (void *)&configs[4]),
              cmocka_unit_test_prestate(test_random_ops, (void *)&configs[5]),
              cmocka_unit_test_prestate(test_random_ops, (void *)&configs[6]),
+             cmocka_unit_test_prestate(test_random_ops, (void *)&configs[7]),
+             cmocka_unit_test_prestate(test_random_ops, (void *)&configs[8]),
              cmocka_unit_test_prestate(test_threads, (void *)"caching"),
-             cmocka_unit_test_prestate(test_threads, (void *)"caching:segments=expandable"))
+             cmocka_unit_test_prestate(test_threads, (void *)"caching:segments=expandable"),
+             cmocka_unit_test_prestate(test_threads, (void *)"caching:segments=expandable,span=64MiB"))

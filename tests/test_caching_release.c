@@ -119,13 +119,13 @@ static void test_lending_failures_are_recorded_and_survived(void **state)
     assert_non_null(z);
     char why[256];
     assert_int_equal(vl_caching_last_error(a, why, sizeof why), VL_CACHING_ERR_DEVICE);
-    assert_non_null(strstr(why, "lent chunk"));
+    assert_non_null(strstr(why, "lent span"));
     assert_int_equal(vl_sim_used_bytes(d), 26 * MiB);
     assert_consistent(a);
     vl_sim_complete_stream(d, S(1));
     vl_sim_fail_nth(d, VL_SIM_UNMAP, 1); /* the lent chunk's unmap */
     poke(a, S(1));
-    assert_non_null(strstr(vl_caching_last_error(a, why, sizeof why) ? why : "", "unmap of a lent chunk"));
+    assert_non_null(strstr(vl_caching_last_error(a, why, sizeof why) ? why : "", "unmap of a lent span"));
     assert_consistent(a);
     void *w = vl_allocate(a, 8 * MiB, S(1));
     assert_non_null(w);

@@ -28,6 +28,7 @@
 #include "caching/caching.h"
 #include "caching/lock.h"
 #include "caching/slab.h"
+#include "caching/spans.h"
 #include "device.h"
 
 struct vl_cstream;
@@ -59,7 +60,8 @@ typedef struct vl_csegment {
     size_t mapped_bytes;
     size_t granule;            /* expandable: device granularity = smallest chunk */
     size_t chunk;              /* expandable: largest chunk (chunks.h) */
-    size_t mapped_chunks;      /* expandable: live map calls */
+    size_t mapped_chunks;      /* expandable: live map calls (spans) */
+    vl_spans spans;            /* expandable: where each map call's span starts and ends (spans.h) */
     int expandable;
     vl_cpool *pool;
     vl_cblock *first;          /* lowest-address block */
@@ -115,7 +117,7 @@ typedef struct vl_cspare {
     struct vl_cspare *next;
 } vl_cspare;
 
-#define VL_SPARE_CLASSES 64 /* one list per power-of-two chunk size */
+#define VL_SPARE_CLASSES 64 /* list k holds sizes in [2^k, 2^(k+1)) */
 
 /* The node slab (vl_caching.nodes) serves vl_cuse, vl_cpending, vl_cretire and vl_cspare. */
 #define VL_MAX2(a, b) ((a) > (b) ? (a) : (b))
@@ -140,7 +142,8 @@ typedef struct vl_caching_config {
     unsigned roundup_div;  /* power-of-two divisions (0/1: off) */
     size_t max_split;      /* 0: unlimited */
     double gc_threshold;   /* 0: off; else fraction of device capacity */
-    size_t chunk;          /* expandable: largest mapping unit */
+    size_t chunk;          /* expandable: largest chunk (chunks.h) */
+    size_t span;           /* expandable: most bytes one map call covers (spans.h) */
     double reclaim;        /* expandable: reserved cap above peak allocated (fraction); < 0 off */
     int split_toward_hole; /* expandable, split=hole: a remainder goes next to an unmapped hole before the block */
     int oom_report;        /* print the OOM report to stderr */
@@ -172,7 +175,7 @@ typedef struct vl_caching {
     int64_t whole_free_bytes;      /* FREE blocks that span a whole segment */
     /* Stream-ordered release (release.c). Invariants: the batches (retire_head..tail,
      * FIFO) hold every RETIRING block once, retiring_bytes is their sum; spares[k] holds
-     * kept memory of size 2^k, spare_bytes their sum; lent_bytes is the sum of the
+     * kept memory of sizes in [2^k, 2^(k+1)), spare_bytes their sum; lent_bytes is the sum of the
      * batches' `lent` (memory mapped twice: at the retiring chunk and at the new
      * mapping it was lent to); st.reserved_bytes = mapped bytes of all segments +
      * spare_bytes - lent_bytes. allocated_high_water never drops (the spares' cap). */
@@ -273,22 +276,25 @@ void vl_expandable_destroy(vl_caching *c, vl_csegment *s); /* close: unmap and r
 void vl_expandable_finish_retire(vl_caching *c, vl_cblock *b, int keep, size_t lent);
 /* Device memory a mapping of `bytes` could still get: 0 when it can never fit. */
 int vl_expandable_could_fit(vl_caching *c, size_t bytes);
+/* The size of the live span that starts at addr of segment s. */
+size_t vl_expandable_span_at(const vl_csegment *s, uintptr_t addr);
 
 /* release.c: stream-ordered release of expandable chunks. */
 /* Queues the RETIRING blocks `list` behind one event recorded on st (alive: the caller
  * allocates on it now); without an event, waits for the device and unmaps them now. */
 vl_cretire *vl_release_queue(vl_caching *c, vl_cstream *st, vl_cblock *list); /* the batch, or NULL */
-/* Lending: a RETIRING chunk's memory, shared with a new mapping on the same stream
+/* Lending: a RETIRING span's memory, shared with a new mapping on the same stream
  * (work queued later on one stream runs after the work queued before, so the new
- * address may use the memory while the old one waits for its event). Maps the chunk
- * [addr, addr+size) with the memory of the next chunk of l's batch; returns 1, or 0
- * when the batch has no chunk of that size left or the device refused (l->batch
- * becomes NULL: lending stops, so the lent chunks of a mapping are its first ones). */
-int vl_release_lend_chunk(vl_caching *c, vl_clend *l, uintptr_t addr, size_t size);
-/* Undoes one lent chunk of a mapping that failed later on. */
-void vl_release_unlend_chunk(vl_caching *c, vl_cretire *batch, uintptr_t addr, size_t size);
-/* Unmaps a lent chunk of a RETIRING block whose event completed. */
-int vl_release_unmap_lent_chunk(vl_caching *c, uintptr_t addr, size_t size);
+ * address may use the memory while the old one waits for its event). Maps the next
+ * span of l's batch at addr of segment s if it fits in `room` bytes and ends on a chunk
+ * boundary there; returns its size, or 0 when it does not, the batch has none left or
+ * the device refused (l->batch becomes NULL: lending stops, so the lent spans of a
+ * mapping are its first ones). */
+size_t vl_release_lend_span(vl_caching *c, vl_clend *l, const vl_csegment *s, uintptr_t addr, size_t room);
+/* Undoes one lent span of a mapping that failed later on. */
+void vl_release_unlend_span(vl_caching *c, vl_cretire *batch, uintptr_t addr, size_t size);
+/* Unmaps a lent span of a RETIRING block whose event completed. */
+int vl_release_unmap_lent_span(vl_caching *c, uintptr_t addr, size_t size);
 /* Queues the RETIRING block b (its first `lent` bytes lent) again, in a batch without an
  * event: the next processing tries its unmaps again (a refused unmap of a lent chunk:
  * its memory is in use elsewhere, so it can become neither FREE nor UNMAPPED).
@@ -297,13 +303,14 @@ int vl_release_requeue(vl_caching *c, vl_cblock *b, size_t lent);
 /* Unmaps the blocks of batches whose events completed, oldest first; all = 1: every
  * batch (the caller synchronized the device), their memory given back, not kept. */
 void vl_release_process(vl_caching *c, int all);
-/* Maps one chunk at addr, with spare memory of that size when there is some; counts
- * its bytes in reserved (not in segments / device_allocs: the caller counts the map
- * calls of a mapping that succeeded as a whole). */
-int vl_release_map_chunk(vl_caching *c, uintptr_t addr, size_t size);
-/* Unmaps one chunk whose work is known complete; keep: its memory becomes spare.
+/* Maps one span at addr of segment s: kept (spare) memory of at most `room` bytes
+ * that ends on a chunk boundary there when there is some, else `room` bytes of fresh
+ * memory; *size gets the span's size. Counts its bytes in reserved (not in segments /
+ * device_allocs: the caller counts the map calls of a mapping that succeeded as a whole). */
+int vl_release_map_span(vl_caching *c, const vl_csegment *s, uintptr_t addr, size_t room, size_t *size);
+/* Unmaps one span whose work is known complete; keep: its memory becomes spare.
  * Counts one segment less and one device free. */
-int vl_release_unmap_chunk(vl_caching *c, uintptr_t addr, size_t size, int keep);
+int vl_release_unmap_span(vl_caching *c, uintptr_t addr, size_t size, int keep);
 /* Gives spare memory back to the device until reserved <= target (0: all of it). */
 void vl_release_spares(vl_caching *c, int64_t target);
 /* The spares' cap: (1 + reclaim) x the allocated high-water mark, plus what the last

@@ -28,6 +28,47 @@ static int on_chunk_boundaries(const vl_csegment *s, const vl_cblock *b)
            vl_chunk_floor(s->granule, s->chunk, b->addr + b->size - s->base) == b->addr + b->size - s->base;
 }
 
+/* The live spans (spans.h) tile each run of non-UNMAPPED blocks exactly, on chunk
+ * boundaries, their number is mapped_chunks, RETIRING blocks are whole spans, and no
+ * span bit lies in an UNMAPPED block. */
+static int check_spans(const vl_csegment *s, char *err, size_t errlen)
+{
+    const vl_spans *sp = &s->spans;
+    size_t spans = 0;
+    for (const vl_cblock *b = s->first; b;) {
+        size_t g = (b->addr - s->base) / s->granule;
+        if (b->state == VL_CB_UNMAPPED) {
+            for (size_t k = g; k < g + b->size / s->granule; k++)
+                CHECK(!vl_spans_bit(sp->first, k) && !vl_spans_bit(sp->last, k), "segment %#" PRIxPTR ": span bit in an unmapped block at granule %zu", s->base, k);
+            b = b->next;
+            continue;
+        }
+        for (const vl_cblock *r = b; r && r->state != VL_CB_UNMAPPED; r = r->next) {
+            if (r->state != VL_CB_RETIRING) continue; /* unmapped whole when its event completes */
+            size_t rg = (r->addr - s->base) / s->granule, re = (r->addr + r->size - s->base) / s->granule;
+            CHECK(vl_spans_bit(sp->first, rg) && vl_spans_bit(sp->last, re - 1), "retiring block %#" PRIxPTR " not on span boundaries", r->addr);
+        }
+        const vl_cblock *run = b;
+        while (run->next && run->next->state != VL_CB_UNMAPPED) run = run->next;
+        size_t end = (run->addr + run->size - s->base) / s->granule; /* runs end on chunk boundaries */
+        while (g < end) {
+            CHECK(vl_spans_bit(sp->first, g), "segment %#" PRIxPTR ": no span starts at granule %zu", s->base, g);
+            size_t e = g;
+            while (e < end && !vl_spans_bit(sp->last, e)) e++;
+            CHECK(e < end, "segment %#" PRIxPTR ": the span at granule %zu runs past its mapped blocks", s->base, g);
+            for (size_t k = g + 1; k <= e; k++)
+                CHECK(!vl_spans_bit(sp->first, k), "segment %#" PRIxPTR ": spans overlap at granule %zu", s->base, k);
+            size_t off = (e + 1) * s->granule;
+            CHECK(vl_chunk_floor(s->granule, s->chunk, off) == off, "segment %#" PRIxPTR ": span ends off a chunk boundary", s->base);
+            spans++;
+            g = e + 1;
+        }
+        b = run->next;
+    }
+    CHECK(spans == s->mapped_chunks, "segment %#" PRIxPTR ": %zu spans, %zu map calls alive", s->base, spans, s->mapped_chunks);
+    return 0;
+}
+
 static int check_segment(vl_caching *c, vl_csegment *s, int64_t sums[8], char *err, size_t errlen)
 {
     /* sums: allocated, requested, pending, mapped, whole_free, allocated blocks,
@@ -85,23 +126,7 @@ static int check_segment(vl_caching *c, vl_csegment *s, int64_t sums[8], char *e
     }
     CHECK(last->addr + last->size == s->base + s->size, "segment %#" PRIxPTR ": blocks do not end at its end", s->base);
     CHECK(mapped == s->mapped_bytes, "segment %#" PRIxPTR ": mapped %zu, blocks say %zu", s->base, s->mapped_bytes, mapped);
-    if (s->expandable) {
-        /* Count the chunks the non-UNMAPPED blocks cover (they must be the live map
-         * calls): chunk offsets and blocks walked together, unmapped blocks skipped whole. */
-        size_t chunks = 0;
-        const vl_cblock *b = s->first;
-        for (size_t off = 0; off < s->size;) {
-            while (b && b->addr + b->size <= s->base + off) b = b->next;
-            if (!b) break;
-            if (b->state == VL_CB_UNMAPPED) {
-                off = b->addr + b->size - s->base;
-                continue;
-            }
-            chunks++;
-            off += vl_chunk_at(s->granule, s->chunk, off);
-        }
-        CHECK(chunks == s->mapped_chunks, "segment %#" PRIxPTR ": %zu chunks covered, %zu mapped", s->base, chunks, s->mapped_chunks);
-    }
+    if (s->expandable && check_spans(s, err, errlen) != 0) return -1;
     if (s->expandable) {
         const vl_csegment *r = s->pool->ranges;
         while (r && r != s) r = r->pool_next;

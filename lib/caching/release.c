@@ -1,4 +1,5 @@
-/* Stream-ordered release of expandable chunks: unmap memory only once the work that
+/* Stream-ordered release of expandable spans (spans.h; by default one chunk each):
+ * unmap memory only once the work that
  * used it is known complete, without waiting for the device on the alloc/free path.
  *
  * Why: cuMemUnmap does not wait for queued work, and a chunk freed in stream order may
@@ -18,7 +19,7 @@
  *     a block freed without record_use is reusable by its own stream at once anyway;
  *   - batches are queried (cudaEventQuery, never synchronized) oldest first at each
  *     alloc; a complete batch's chunks are unmapped, in one pass, and their physical
- *     memory kept as spares that the next map of a chunk of that size takes (no
+ *     memory kept as spares that the next map of a span it fits takes (no
  *     cuMemCreate / cuMemRelease, no zeroing of fresh memory);
  *   - hysteresis: spares stay while reserved <= (1 + reclaim) x the allocated
  *     high-water mark plus what the last reclaim retired, and only the surplus goes back
@@ -46,29 +47,55 @@
 #include "caching/chunks.h"
 
 
-static unsigned spare_class(size_t size) { return (unsigned)__builtin_ctzll((unsigned long long)size); }
+/* Spare lists by size class: list k holds sizes in [2^k, 2^(k+1)). */
+static unsigned spare_class(size_t size) { return 63u - (unsigned)__builtin_clzll((unsigned long long)size); }
 
-int vl_release_map_chunk(vl_caching *c, uintptr_t addr, size_t size)
+/* How many spares of one class a map looks at for one that fits. */
+#define VL_SPARE_PROBES 4
+
+/* addr + size ends on a chunk boundary of s (spans are made of whole chunks). */
+static int ends_on_chunk(const vl_csegment *s, uintptr_t addr, size_t size)
 {
-    vl_cspare **head = &c->spares[spare_class(size)];
-    for (vl_cspare *sp = *head; sp && sp->size == size;) {
-        int rc = c->dev->ops->map_phys(c->dev, (void *)addr, size, sp->phys);
+    size_t off = addr + size - s->base;
+    return vl_chunk_floor(s->granule, s->chunk, off) == off;
+}
+
+/* The link to the largest spare (by class, a few probes each) that fits `room` at addr
+ * of s, or NULL. Every spare of a class below room's fits by size. */
+static vl_cspare **fitting_spare(vl_caching *c, const vl_csegment *s, uintptr_t addr, size_t room)
+{
+    for (unsigned k = spare_class(room) + 1; k-- > 0;) {
+        int probes = 0;
+        for (vl_cspare **link = &c->spares[k]; *link && probes < VL_SPARE_PROBES; link = &(*link)->next, probes++)
+            if ((*link)->size <= room && ends_on_chunk(s, addr, (*link)->size)) return link;
+    }
+    return NULL;
+}
+
+int vl_release_map_span(vl_caching *c, const vl_csegment *s, uintptr_t addr, size_t room, size_t *size)
+{
+    vl_cspare **link = c->spare_bytes > 0 ? fitting_spare(c, s, addr, room) : NULL;
+    if (link) {
+        vl_cspare *sp = *link;
+        int rc = c->dev->ops->map_phys(c->dev, (void *)addr, sp->size, sp->phys);
         if (rc == VL_DEV_OK) {
-            *head = sp->next;
+            *size = sp->size;
+            *link = sp->next;
+            c->spare_bytes -= (int64_t)sp->size;
             vl_slab_put(&c->nodes, sp);
-            c->spare_bytes -= (int64_t)size;
             return VL_DEV_OK;
         }
-        if (rc != VL_DEV_OOM) vl_caching_fail(c, VL_CACHING_ERR_DEVICE, "map of a kept chunk", rc);
-        break; /* the spare stays; try fresh memory */
+        if (rc != VL_DEV_OOM) vl_caching_fail(c, VL_CACHING_ERR_DEVICE, "map of kept memory", rc);
+        /* the spare stays; try fresh memory */
     }
-    int rc = c->dev->ops->map(c->dev, (void *)addr, size);
+    int rc = c->dev->ops->map(c->dev, (void *)addr, room);
     if (rc != VL_DEV_OK) return rc;
-    vl_stat_add(&c->st.reserved_bytes, &c->st.peak_reserved_bytes, (int64_t)size);
+    *size = room;
+    vl_stat_add(&c->st.reserved_bytes, &c->st.peak_reserved_bytes, (int64_t)room);
     return VL_DEV_OK;
 }
 
-int vl_release_unmap_chunk(vl_caching *c, uintptr_t addr, size_t size, int keep)
+int vl_release_unmap_span(vl_caching *c, uintptr_t addr, size_t size, int keep)
 {
     vl_cspare *sp = keep ? vl_slab_get(&c->nodes) : NULL; /* no node: give it back instead */
     int rc;
@@ -88,7 +115,7 @@ int vl_release_unmap_chunk(vl_caching *c, uintptr_t addr, size_t size, int keep)
         if (rc == VL_DEV_OK) c->st.reserved_bytes -= (int64_t)size;
     }
     if (rc != VL_DEV_OK) {
-        vl_caching_fail(c, VL_CACHING_ERR_DEVICE, "unmap of a chunk", rc);
+        vl_caching_fail(c, VL_CACHING_ERR_DEVICE, "unmap of a span", rc);
         return rc;
     }
     c->st.segments--;
@@ -120,16 +147,15 @@ void vl_release_spares(vl_caching *c, int64_t target)
     }
 }
 
-static size_t chunk_size_at(const vl_csegment *s, uintptr_t a) { return vl_chunk_at(s->granule, s->chunk, a - s->base); }
-
-int vl_release_lend_chunk(vl_caching *c, vl_clend *l, uintptr_t addr, size_t size)
+size_t vl_release_lend_span(vl_caching *c, vl_clend *l, const vl_csegment *s, uintptr_t addr, size_t room)
 {
     if (!l->batch) return 0;
     if (l->at == l->block->addr + l->block->size) {
         l->block = l->block->retire_next;
         if (l->block) l->at = l->block->addr;
     }
-    if (!l->block || chunk_size_at(l->block->seg, l->at) != size) { /* lent chunks stay a prefix */
+    size_t size = l->block ? vl_expandable_span_at(l->block->seg, l->at) : 0;
+    if (!size || size > room || !ends_on_chunk(s, addr, size)) { /* lent spans stay a prefix */
         l->batch = NULL;
         return 0;
     }
@@ -140,29 +166,29 @@ int vl_release_lend_chunk(vl_caching *c, vl_clend *l, uintptr_t addr, size_t siz
         if (rc != VL_DEV_OK) (void)c->dev->ops->phys_release(c->dev, phys, size); /* drops the handle only */
     }
     if (rc != VL_DEV_OK) {
-        if (rc != VL_DEV_OOM) vl_caching_fail(c, VL_CACHING_ERR_DEVICE, "map of a lent chunk", rc);
+        if (rc != VL_DEV_OOM) vl_caching_fail(c, VL_CACHING_ERR_DEVICE, "map of a lent span", rc);
         l->batch = NULL; /* fresh memory instead */
         return 0;
     }
     l->at += size;
     l->batch->lent += size;
     c->lent_bytes += (int64_t)size;
-    return 1;
+    return size;
 }
 
-void vl_release_unlend_chunk(vl_caching *c, vl_cretire *batch, uintptr_t addr, size_t size)
+void vl_release_unlend_span(vl_caching *c, vl_cretire *batch, uintptr_t addr, size_t size)
 {
     int rc = c->dev->ops->unmap_shared(c->dev, (void *)addr, size);
-    if (rc != VL_DEV_OK) vl_caching_fail(c, VL_CACHING_ERR_DEVICE, "unmap of a lent chunk", rc);
+    if (rc != VL_DEV_OK) vl_caching_fail(c, VL_CACHING_ERR_DEVICE, "unmap of a lent span", rc);
     batch->lent -= size;
     c->lent_bytes -= (int64_t)size;
 }
 
-int vl_release_unmap_lent_chunk(vl_caching *c, uintptr_t addr, size_t size)
+int vl_release_unmap_lent_span(vl_caching *c, uintptr_t addr, size_t size)
 {
     int rc = c->dev->ops->unmap_shared(c->dev, (void *)addr, size);
     if (rc != VL_DEV_OK) {
-        vl_caching_fail(c, VL_CACHING_ERR_DEVICE, "unmap of a lent chunk", rc);
+        vl_caching_fail(c, VL_CACHING_ERR_DEVICE, "unmap of a lent span", rc);
         return rc;
     }
     c->lent_bytes -= (int64_t)size;

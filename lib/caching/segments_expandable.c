@@ -1,10 +1,10 @@
 /* segments=expandable: each stream and pool owns virtual address ranges as large as the
- * device, and physical memory is mapped into them chunk by chunk (one dev->ops->map per
- * chunk; chunk sizes grow with the offset, chunks.h) only where blocks need it. Free
- * space next to mapped space grows instead of a new segment being made, so there is no
- * per-segment rounding and no stranded segment tails: reserved stays close to
- * allocated. Trim, memory pressure and reclaim unmap chunks that lie entirely inside a
- * FREE block.
+ * device, and physical memory is mapped into them in whole chunks (chunk sizes grow
+ * with the offset, chunks.h), one dev->ops->map per span of at most cfg.span bytes
+ * (spans.h; by default one chunk), only where blocks need it. Free space next to mapped
+ * space grows instead of a new segment being made, so there is no per-segment rounding
+ * and no stranded segment tails: reserved stays close to allocated. Trim, memory
+ * pressure and reclaim unmap spans that lie entirely inside a FREE block.
  *
  * Address space: live blocks scattered over one device-sized range can leave no unmapped
  * stretch long enough for a large request although physical memory is free (H200, random
@@ -29,9 +29,9 @@
  * hole; a mapping that cannot fit in what the device could still give fails at once.
  *
  * Invariants (besides block.h's): a chunk is mapped iff it is covered by non-UNMAPPED
- * blocks, each chunk by exactly one map call, so it can be unmapped alone; UNMAPPED
+ * blocks, each chunk by exactly one map call (its span: spans.h's invariants); UNMAPPED
  * blocks start and end on chunk boundaries, are never adjacent to each other, and are
- * the members of their pool's holes; mapped_chunks counts the map calls alive; every
+ * the members of their pool's holes; mapped_chunks counts the map calls (spans) alive; every
  * range is on its pool's `ranges` list exactly once. */
 #include <stdlib.h>
 
@@ -39,6 +39,7 @@
 #include "caching/hostmem.h"
 #include "caching/chunks.h"
 #include "caching/sizes.h"
+#include "caching/spans.h"
 
 static size_t round_up(size_t x, size_t to) { return (x + to - 1) / to * to; }
 
@@ -51,6 +52,34 @@ static uintptr_t chunk_floor(const vl_csegment *s, uintptr_t a)
 static uintptr_t chunk_ceil(const vl_csegment *s, uintptr_t a)
 {
     return s->base + vl_chunk_ceil(s->granule, s->chunk, a - s->base);
+}
+
+/* Span geometry (spans.h): where the map calls that made s's mapped memory start and end. */
+static size_t granule_of(const vl_csegment *s, uintptr_t a) { return (a - s->base) / s->granule; }
+static uintptr_t span_floor(const vl_csegment *s, uintptr_t a)
+{
+    return s->base + vl_spans_floor(&s->spans, s->granule, a - s->base);
+}
+static uintptr_t span_ceil(const vl_csegment *s, uintptr_t a)
+{
+    return s->base + vl_spans_ceil(&s->spans, s->granule, a - s->base);
+}
+size_t vl_expandable_span_at(const vl_csegment *s, uintptr_t a)
+{
+    return vl_spans_length(&s->spans, granule_of(s, a)) * s->granule;
+}
+static void span_mark(vl_csegment *s, uintptr_t a, size_t size, int on)
+{
+    vl_spans_mark(&s->spans, granule_of(s, a), size / s->granule, on);
+}
+
+/* The most a fresh map at a (a chunk boundary) may cover on the way to end (one too):
+ * up to cfg.span bytes, ending on a chunk boundary, at least the chunk at a. */
+static size_t fresh_span(const vl_caching *c, const vl_csegment *s, uintptr_t a, uintptr_t end)
+{
+    size_t room = end - a < c->cfg.span ? end - a : c->cfg.span;
+    uintptr_t hi = chunk_floor(s, a + room);
+    return hi > a ? hi - a : chunk_at(s, a);
 }
 
 /* How many of the pool's largest free blocks placement probes for a hole next to them. */
@@ -82,35 +111,40 @@ static void put_headers(vl_caching *c, vl_cblock **h, int n)
         if (h[i]) vl_slab_put(&c->blocks, h[i]);
 }
 
-/* Maps [lo, lo+bytes) chunk by chunk (both ends on chunk boundaries): first with the
- * memory of chunks that lend (release.c; lend may be NULL), then with kept memory where
- * there is some, then fresh. On a device OOM or error it unmaps what it mapped (never
- * used: no waiting) and returns VL_DEV_OOM or VL_DEV_ERROR (recorded), leaving
- * everything as it was (unless that unmap fails too: then the device is lost). */
+/* Maps [lo, lo+bytes) (both ends on chunk boundaries) span by span: first with the
+ * memory of spans that lend (release.c; lend may be NULL), then with kept memory where
+ * there is some, then fresh, in spans of at most cfg.span. On a device OOM or error it
+ * unmaps what it mapped (never used: no waiting) and returns VL_DEV_OOM or VL_DEV_ERROR
+ * (recorded), leaving everything as it was (unless that unmap fails too: then the
+ * device is lost). */
 static int map_range(vl_caching *c, vl_csegment *s, uintptr_t lo, size_t bytes, vl_clend *lend)
 {
     int64_t n = 0;
     vl_cretire *lender = lend ? lend->batch : NULL;
-    uintptr_t lent_end = lo; /* [lo, lent_end) took lent memory */
-    for (uintptr_t a = lo; a < lo + bytes; a += chunk_at(s, a), n++) {
-        if (lend && vl_release_lend_chunk(c, lend, a, chunk_at(s, a))) {
-            lent_end = a + chunk_at(s, a);
+    uintptr_t lent_end = lo, end = lo + bytes; /* [lo, lent_end) took lent memory */
+    for (uintptr_t a = lo; a < end; n++) {
+        size_t size = lend ? vl_release_lend_span(c, lend, s, a, end - a) : 0;
+        int rc = VL_DEV_OK;
+        if (size) lent_end = a + size;
+        else rc = vl_release_map_span(c, s, a, fresh_span(c, s, a, end), &size);
+        if (rc == VL_DEV_OK) {
+            span_mark(s, a, size, 1);
+            a += size;
             continue;
         }
-        int rc = vl_release_map_chunk(c, a, chunk_at(s, a));
-        if (rc == VL_DEV_OK) continue;
         if (rc != VL_DEV_OOM) {
-            vl_caching_fail(c, VL_CACHING_ERR_DEVICE, "map of a chunk", rc);
+            vl_caching_fail(c, VL_CACHING_ERR_DEVICE, "map of a span", rc);
             rc = VL_DEV_ERROR;
         }
-        for (uintptr_t back = lo; back < a; back += chunk_at(s, back)) {
-            if (back < lent_end) {
-                vl_release_unlend_chunk(c, lender, back, chunk_at(s, back));
-                continue;
+        for (uintptr_t back = lo; back < a; back += size) {
+            size = vl_expandable_span_at(s, back);
+            if (back < lent_end) vl_release_unlend_span(c, lender, back, size);
+            else {
+                (void)vl_release_unmap_span(c, back, size, 0);
+                c->st.segments++; /* a mapping undone counts as neither (as before) */
+                c->st.device_frees--;
             }
-            (void)vl_release_unmap_chunk(c, back, chunk_at(s, back), 0);
-            c->st.segments++; /* a mapping undone counts as neither (as before) */
-            c->st.device_frees--;
+            span_mark(s, back, size, 0);
         }
         return rc;
     }
@@ -122,15 +156,20 @@ static int map_range(vl_caching *c, vl_csegment *s, uintptr_t lo, size_t bytes, 
     return VL_DEV_OK;
 }
 
-/* Unmaps [lo, lo+bytes) chunk by chunk, known unused (the device was synchronized);
- * returns the bytes unmapped, all of them unless the device refused one chunk
- * (recorded): then [lo, lo+returned) is unmapped and the rest still mapped. */
+/* Unmaps [lo, lo+bytes) (span boundaries) span by span, known unused (the device was
+ * synchronized); returns the bytes unmapped, all of them unless the device refused one
+ * span (recorded): then [lo, lo+returned) is unmapped and the rest still mapped. */
 static size_t unmap_range(vl_caching *c, vl_csegment *s, uintptr_t lo, size_t bytes)
 {
     size_t n = 0;
     uintptr_t a = lo;
-    for (; a < lo + bytes; a += chunk_at(s, a), n++)
-        if (vl_release_unmap_chunk(c, a, chunk_at(s, a), 0) != VL_DEV_OK) break;
+    while (a < lo + bytes) {
+        size_t size = vl_expandable_span_at(s, a);
+        if (vl_release_unmap_span(c, a, size, 0) != VL_DEV_OK) break;
+        span_mark(s, a, size, 0);
+        a += size;
+        n++;
+    }
     bytes = a - lo;
     s->mapped_bytes -= bytes;
     s->mapped_chunks -= n;
@@ -165,8 +204,14 @@ static vl_csegment *open_range(vl_caching *c, vl_cpool *p, size_t rounded, int *
         return NULL;
     }
     vl_cblock *whole = vl_caching_new_block(c);
-    vl_csegment *s = whole ? vl_segment_new(c, p, (uintptr_t)base, size) : NULL;
+    size_t words = (size / granule + 63) / 64;
+    uint64_t *first = whole ? vl_host_calloc(words, sizeof *first) : NULL;
+    uint64_t *last = first ? vl_host_calloc(words, sizeof *last) : NULL;
+    vl_csegment *s = last ? vl_segment_new(c, p, (uintptr_t)base, size) : NULL;
     if (!s) { /* out of host memory (recorded) */
+        if (whole && !last) vl_caching_fail_host(c, "host allocation of a range's span maps");
+        free(first);
+        free(last);
         if (whole) vl_slab_put(&c->blocks, whole);
         int rrc = c->dev->ops->va_release(c->dev, base, size);
         if (rrc != VL_DEV_OK) vl_caching_fail(c, VL_CACHING_ERR_DEVICE, "va_release of an expandable segment", rrc);
@@ -175,6 +220,7 @@ static vl_csegment *open_range(vl_caching *c, vl_cpool *p, size_t rounded, int *
     *rc = VL_DEV_OK;
     s->granule = granule;
     s->chunk = chunk;
+    s->spans = (vl_spans){first, last, size / granule};
     s->expandable = 1;
     unmapped_add(s, vl_block_insert_after(s, NULL, whole, s->base, size));
     s->pool_next = p->ranges;
@@ -453,11 +499,11 @@ static vl_cblock *retire_free_block(vl_caching *c, vl_csegment *s, vl_cblock *b,
                                     vl_cblock **list, vl_cblock **right_out)
 {
     *right_out = NULL;
-    uintptr_t lo = chunk_ceil(s, b->addr);
-    uintptr_t hi = chunk_floor(s, b->addr + b->size);
+    uintptr_t lo = span_ceil(s, b->addr);
+    uintptr_t hi = span_floor(s, b->addr + b->size);
     if (hi <= lo) return NULL;
     if (hi - lo > limit) {
-        uintptr_t from = chunk_floor(s, hi - limit);
+        uintptr_t from = span_floor(s, hi - limit);
         if (from > lo) lo = from;
     }
     uintptr_t end = b->addr + b->size;
@@ -509,7 +555,9 @@ static vl_cblock *requeue_rest(vl_caching *c, vl_cblock *b, uintptr_t from, size
     /* No host memory (recorded): [from, end) is given up, and all of rest becomes UNMAPPED. */
     uintptr_t end = rest->addr + rest->size;
     c->lent_bytes -= (int64_t)lent;
-    for (uintptr_t a = from; a < end; a += chunk_at(s, a)) {
+    for (uintptr_t a = from, size; a < end; a += size) {
+        size = vl_expandable_span_at(s, a);
+        span_mark(s, a, size, 0);
         s->mapped_chunks--;
         c->st.segments--;
     }
@@ -528,12 +576,16 @@ static vl_cblock *finish_retire(vl_caching *c, vl_cblock *b, int keep, size_t le
     c->retiring_bytes -= (int64_t)b->size;
     /* Lent chunks: another mapping holds their memory, so after a refused unmap they
      * can become neither FREE nor UNMAPPED: the rest stays RETIRING, queued again. */
-    for (; a < lo + lent; a += chunk_at(s, a)) {
-        if (vl_release_unmap_lent_chunk(c, a, chunk_at(s, a)) != VL_DEV_OK) return requeue_rest(c, b, a, lo + lent - a);
+    for (size_t size; a < lo + lent; a += size) {
+        size = vl_expandable_span_at(s, a);
+        if (vl_release_unmap_lent_span(c, a, size) != VL_DEV_OK) return requeue_rest(c, b, a, lo + lent - a);
+        span_mark(s, a, size, 0);
         s->mapped_chunks--;
     }
-    for (; a < end; a += chunk_at(s, a)) {
-        if (vl_release_unmap_chunk(c, a, chunk_at(s, a), keep) != VL_DEV_OK) break;
+    for (size_t size; a < end; a += size) {
+        size = vl_expandable_span_at(s, a);
+        if (vl_release_unmap_span(c, a, size, keep) != VL_DEV_OK) break;
+        span_mark(s, a, size, 0);
         s->mapped_chunks--;
     }
     size_t done = a - lo;
@@ -573,6 +625,8 @@ static int release_range(vl_caching *c, vl_csegment *s, int force)
     vl_csegment **link = &s->pool->ranges;
     while (*link != s) link = &(*link)->pool_next;
     *link = s->pool_next;
+    free(s->spans.first);
+    free(s->spans.last);
     free(s);
     return 0;
 }
@@ -622,8 +676,8 @@ void vl_expandable_destroy(vl_caching *c, vl_csegment *s)
     for (vl_cblock *b = s->first, *next; b; b = next) {
         next = b->next;
         if (b->state != VL_CB_UNMAPPED) {
-            uintptr_t lo = chunk_floor(s, b->addr);
-            uintptr_t hi = chunk_ceil(s, b->addr + b->size);
+            uintptr_t lo = span_floor(s, b->addr);
+            uintptr_t hi = span_ceil(s, b->addr + b->size);
             if (lo < done) lo = done;
             /* A refused unmap leaves the chunks to the device (recorded): this is close. */
             if (hi > lo) (void)unmap_range(c, s, lo, hi - lo);
