@@ -260,7 +260,12 @@ def worker(args):
                device_used_end_bytes=t - f, **peaks,
                # a pair ran every step twice: its results are not the workload's
                results="" if pair else bench_stats.format_results(result),
-               torch=torch.__version__, cuda=torch.version.cuda, gpu=torch.cuda.get_device_name(0))
+               torch=torch.__version__, cuda=torch.version.cuda, gpu=torch.cuda.get_device_name(0),
+               # every step's time (warm-up included), and in a pair which allocator served it
+               # (0 = A, 1 = B): the per-process figures above can be recomputed from the
+               # logs with another estimator, without a GPU run
+               step_ms_all=[x * 1e3 for x in state["times"]],
+               served_by=[PAIR_ORDER[u % 4] for u in range(len(state["times"]))] if pair else None)
     try:
         v = torch._C._cuda_getDriverVersion()
         out["driver_cuda"] = f"{v // 1000}.{v % 1000 // 10}"

@@ -390,6 +390,18 @@ try:
                   and r["steps"] == "16" and r["results"] == "" and r["exact_equal"] == "", r)
             # B 1.5 x slower on every step, steps of two sizes: the same step's two runs compared
             check("pair ratio", 1.3 < float(r["paired_ratio"]) < 1.7, r)
+            # the per-step times stay in the process's log folder, with who served each step
+            import json
+            with open(os.path.join(run, "logs", "r1.moe.vramlab+hole.json")) as fh:
+                js = json.load(fh)
+            steps_all, served = js.get("step_ms_all") or [], js.get("served_by") or []
+            check("per-step times kept", len(steps_all) == 16 and len(served) == 16
+                  and served[:4] == list(bench.PAIR_ORDER) and all(x > 0 for x in steps_all), js)
+            if len(steps_all) == 16:  # 8 steps run twice; the timed ones are the last steps_timed
+                first = 8 - int(js["steps_timed"])
+                a_ms = [x for u, (x, k) in enumerate(zip(steps_all, served)) if k == 0 and u // 2 >= first]
+                check("per-step times give the row's figures back",
+                      abs(bs.rankstats.quantile_median(a_ms) - js["step_ms_median"]) < 1e-9, (a_ms, js))
             check("rotated order", [by[("2", "moe", a)]["order"] for a in ("torch-expandable", "torch")]
                   == ["18", "23"], [(k, v["order"]) for k, v in by.items() if k[0] == "2"])
         cond = open(os.path.join(run, "conditions.txt")).read() if os.path.exists(run) else ""
