@@ -36,7 +36,7 @@ static void test_retired_chunks_stay_mapped_until_their_event_completes(void **s
 {
     (void)state;
     vl_device *d = sim_open("sim:capacity=1GiB,events=manual");
-    vl_allocator *a = caching_open(d, "caching:segments=expandable");
+    vl_allocator *a = caching_open(d, "caching:segments=expandable,reclaim=0.01");
     /* A synchronize anywhere below would be recorded as an error. */
     vl_sim_fail_nth(d, VL_SIM_SYNCHRONIZE, 1);
     void *x = vl_allocate(a, 8 * MiB, S(1)), *y = vl_allocate(a, 8 * MiB, S(1));
@@ -275,7 +275,7 @@ static void test_reclaim_grows_holes_before_opening_new_ones(void **state)
 {
     (void)state;
     vl_device *d = sim_open("sim:capacity=1GiB,events=manual");
-    vl_allocator *a = caching_open(d, "caching:segments=expandable");
+    vl_allocator *a = caching_open(d, "caching:segments=expandable,reclaim=0.01");
     const size_t mib[6] = {4, 8, 4, 4, 2, 4}; /* A F1 B F2 X C */
     char *p[6];
     for (int i = 0; i < 6; i++) {

@@ -36,7 +36,7 @@ static const vl_opt caching_options[] = {
              "one): growth maps the chunks a request needs as one physical allocation, since each "
              "call costs about the same whatever its size (H100: ~45 us), but such a span is "
              "unmapped only whole; span=2MiB maps chunk by chunk"},
-    {.name = "reclaim", .kind = VL_OPT_DOUBLE, .default_value = "0.01", .min = -DBL_MAX, .max = DBL_MAX, /* -1 is a mode */
+    {.name = "reclaim", .kind = VL_OPT_DOUBLE, .default_value = "0.008", .min = -DBL_MAX, .max = DBL_MAX, /* -1 is a mode */
      .help = "expandable: let a stream's reserved grow to (1 + this) x its peak allocated; past that, "
              "unmap its own wholly free chunks before mapping more, once an event recorded on it says "
              "their work completed (no waiting; their memory is kept for the next map, up to this cap), "
