@@ -73,7 +73,7 @@ static void span_mark(vl_csegment *s, uintptr_t a, size_t size, int on)
     vl_spans_mark(&s->spans, granule_of(s, a), size / s->granule, on);
 }
 
-/* The most a fresh map at a (a chunk boundary) may cover on the way to end (one too):
+/* The most a fresh map at a may cover on the way to end (both chunk boundaries):
  * up to cfg.span bytes, ending on a chunk boundary, at least the chunk at a. */
 static size_t fresh_span(const vl_caching *c, const vl_csegment *s, uintptr_t a, uintptr_t end)
 {
