@@ -143,7 +143,7 @@ typedef struct vl_caching_config {
     size_t max_split;      /* 0: unlimited */
     double gc_threshold;   /* 0: off; else fraction of device capacity */
     size_t chunk;          /* expandable: largest chunk (chunks.h) */
-    size_t span;           /* expandable: most bytes one map call covers (spans.h) */
+    size_t span;           /* expandable: most bytes one map call covers (spans.h); 0: one chunk */
     double reclaim;        /* expandable: reserved cap above peak allocated (fraction); < 0 off */
     int split_toward_hole; /* expandable, split=hole: a remainder goes next to an unmapped hole before the block */
     int oom_report;        /* print the OOM report to stderr */

@@ -31,11 +31,11 @@ static const vl_opt caching_options[] = {
              "rounded down); chunks start at one granule and double with the offset (64 per "
              "doubling). 2MiB (one granule, as PyTorch) wastes least; larger chunks take fewer map "
              "calls while growing but strand more free memory in partly used chunks"},
-    {.name = "span", .kind = VL_OPT_SIZE, .default_value = "2MiB",
+    {.name = "span", .kind = VL_OPT_SIZE, .default_value = "0",
      .help = "expandable: most bytes one map call covers (rounded down to whole chunks, at least "
              "one): growth maps the chunks a request needs as one physical allocation, since each "
              "call costs about the same whatever its size (H100: ~45 us), but such a span is "
-             "unmapped only whole; span=2MiB maps chunk by chunk"},
+             "unmapped only whole; 0: one map call per chunk"},
     {.name = "reclaim", .kind = VL_OPT_DOUBLE, .default_value = "0.008", .min = -DBL_MAX, .max = DBL_MAX, /* -1 is a mode */
      .help = "expandable: let a stream's reserved grow to (1 + this) x its peak allocated; past that, "
              "unmap its own wholly free chunks before mapping more, once an event recorded on it says "
@@ -81,8 +81,8 @@ static int caching_open(vl_allocator *a, const vl_spec *spec, char *err, size_t 
         snprintf(err, errlen, "caching: reclaim must be a finite number, got %g", cfg.reclaim);
         return VL_OPEN_USAGE;
     }
-    if (cfg.chunk == 0 || cfg.span == 0) {
-        snprintf(err, errlen, "caching: %s must be > 0", cfg.chunk == 0 ? "chunk" : "span");
+    if (cfg.chunk == 0) {
+        snprintf(err, errlen, "caching: chunk must be > 0");
         return VL_OPEN_USAGE;
     }
     if (cfg.expandable && a->dev->granularity > a->dev->total_bytes) {

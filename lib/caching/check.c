@@ -264,7 +264,8 @@ int vl_caching_check_locked(vl_caching *c, char *err, size_t errlen)
     CHECK(retiring == sums[7] && retiring == c->retiring_bytes, "retiring bytes: batches %" PRId64 ", blocks %" PRId64 ", counter %" PRId64, retiring, sums[7], c->retiring_bytes);
     for (unsigned k = 0; k < VL_SPARE_CLASSES; k++)
         for (const vl_cspare *sp = c->spares[k]; sp; sp = sp->next) {
-            CHECK(sp->size == (size_t)1 << k, "a spare of %zu bytes in class %u", sp->size, k);
+            /* list k holds [2^k, 2^(k+1)): a span of several chunks need not be a power of two */
+            CHECK(sp->size >> k == 1, "a spare of %zu bytes in class %u", sp->size, k);
             spare += (int64_t)sp->size;
         }
     CHECK(spare == c->spare_bytes, "spare bytes %" PRId64 ", counter %" PRId64, spare, c->spare_bytes);

@@ -1,7 +1,7 @@
 /* segments=expandable: each stream and pool owns virtual address ranges as large as the
  * device, and physical memory is mapped into them in whole chunks (chunk sizes grow
  * with the offset, chunks.h), one dev->ops->map per span of at most cfg.span bytes
- * (spans.h; by default one chunk), only where blocks need it. Free space next to mapped
+ * (spans.h; by default one chunk per call), only where blocks need it. Free space next to mapped
  * space grows instead of a new segment being made, so there is no per-segment rounding
  * and no stranded segment tails: reserved stays close to allocated. Trim, memory
  * pressure and reclaim unmap spans that lie entirely inside a FREE block.
@@ -74,9 +74,11 @@ static void span_mark(vl_csegment *s, uintptr_t a, size_t size, int on)
 }
 
 /* The most a fresh map at a may cover on the way to end (both chunk boundaries):
- * up to cfg.span bytes, ending on a chunk boundary, at least the chunk at a. */
+ * up to cfg.span bytes, ending on a chunk boundary, at least the chunk at a (span=0:
+ * just that chunk). */
 static size_t fresh_span(const vl_caching *c, const vl_csegment *s, uintptr_t a, uintptr_t end)
 {
+    if (c->cfg.span == 0) return chunk_at(s, a);
     size_t room = end - a < c->cfg.span ? end - a : c->cfg.span;
     uintptr_t hi = chunk_floor(s, a + room);
     return hi > a ? hi - a : chunk_at(s, a);
