@@ -24,8 +24,8 @@ static int fail(char *err, size_t errlen, const char *format, ...)
 /* b starts and ends on chunk boundaries of its expandable segment s. */
 static int on_chunk_boundaries(const vl_csegment *s, const vl_cblock *b)
 {
-    return vl_chunk_floor(s->granule, s->chunk, b->addr - s->base) == b->addr - s->base &&
-           vl_chunk_floor(s->granule, s->chunk, b->addr + b->size - s->base) == b->addr + b->size - s->base;
+    return vl_chunk_is_boundary(s->granule, s->chunk, b->addr - s->base) &&
+           vl_chunk_is_boundary(s->granule, s->chunk, b->addr + b->size - s->base);
 }
 
 /* The live spans (spans.h) tile each run of non-UNMAPPED blocks exactly, on chunk
@@ -43,13 +43,14 @@ static int check_spans(const vl_csegment *s, char *err, size_t errlen)
             b = b->next;
             continue;
         }
-        for (const vl_cblock *r = b; r && r->state != VL_CB_UNMAPPED; r = r->next) {
-            if (r->state != VL_CB_RETIRING) continue; /* unmapped whole when its event completes */
-            size_t rg = (r->addr - s->base) / s->granule, re = (r->addr + r->size - s->base) / s->granule;
-            CHECK(vl_spans_bit(sp->first, rg) && vl_spans_bit(sp->last, re - 1), "retiring block %#" PRIxPTR " not on span boundaries", r->addr);
-        }
+        /* The run of mapped blocks from b; a RETIRING one is unmapped whole when its event completes. */
         const vl_cblock *run = b;
-        while (run->next && run->next->state != VL_CB_UNMAPPED) run = run->next;
+        for (;; run = run->next) {
+            size_t rg = (run->addr - s->base) / s->granule, re = (run->addr + run->size - s->base) / s->granule;
+            CHECK(run->state != VL_CB_RETIRING || (vl_spans_bit(sp->first, rg) && vl_spans_bit(sp->last, re - 1)),
+                  "retiring block %#" PRIxPTR " not on span boundaries", run->addr);
+            if (!run->next || run->next->state == VL_CB_UNMAPPED) break;
+        }
         size_t end = (run->addr + run->size - s->base) / s->granule; /* runs end on chunk boundaries */
         while (g < end) {
             CHECK(vl_spans_bit(sp->first, g), "segment %#" PRIxPTR ": no span starts at granule %zu", s->base, g);
@@ -59,7 +60,7 @@ static int check_spans(const vl_csegment *s, char *err, size_t errlen)
             for (size_t k = g + 1; k <= e; k++)
                 CHECK(!vl_spans_bit(sp->first, k), "segment %#" PRIxPTR ": spans overlap at granule %zu", s->base, k);
             size_t off = (e + 1) * s->granule;
-            CHECK(vl_chunk_floor(s->granule, s->chunk, off) == off, "segment %#" PRIxPTR ": span ends off a chunk boundary", s->base);
+            CHECK(vl_chunk_is_boundary(s->granule, s->chunk, off), "segment %#" PRIxPTR ": span ends off a chunk boundary", s->base);
             spans++;
             g = e + 1;
         }

@@ -39,6 +39,9 @@ static inline size_t vl_chunk_ceil(size_t g, size_t max, size_t off)
     return r ? off - r + c : off;
 }
 
+/* Whether off is a chunk boundary. */
+static inline int vl_chunk_is_boundary(size_t g, size_t max, size_t off) { return vl_chunk_floor(g, max, off) == off; }
+
 /* The largest power-of-two multiple of g that is <= want (at least g). */
 static inline size_t vl_chunk_max_for(size_t g, size_t want)
 {

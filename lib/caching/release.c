@@ -56,8 +56,7 @@ static unsigned spare_class(size_t size) { return 63u - (unsigned)__builtin_clzl
 /* addr + size ends on a chunk boundary of s (spans are made of whole chunks). */
 static int ends_on_chunk(const vl_csegment *s, uintptr_t addr, size_t size)
 {
-    size_t off = addr + size - s->base;
-    return vl_chunk_floor(s->granule, s->chunk, off) == off;
+    return vl_chunk_is_boundary(s->granule, s->chunk, addr + size - s->base);
 }
 
 /* The link to the largest spare (by class, a few probes each) that fits `room` at addr
