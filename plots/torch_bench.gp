@@ -1,9 +1,10 @@
 # Live PyTorch benchmark (make torch-bench, scripts/torch/bench.py): per workload, each
 # allocator's waste (peak reserved / peak allocated; over peak requested where the
 # allocator keeps no allocated figure: rmm-pool) against its step time relative to
-# vramlab classic. Error bars: x the Hodges-Lehmann 95% interval of the ratio, y the
-# waste's min..max over processes. The dashed lines are the acceptance limits of
-# vramlab expandable (ratio <= 1.03, waste <= 1.02). Input: the run's summary.csv
+# vramlab classic. Error bars: x the ratio's 95% interval (Hodges-Lehmann between
+# processes, or the paired one where that is narrower), y the waste's min..max over
+# processes. The dashed lines are the acceptance limits of vramlab expandable (ratio
+# <= 1.03, waste <= 1.02); every panel's range takes them in. Input: the run's summary.csv
 # (copied as torch_bench.summary.csv, so `make plots RUN=torch-bench/<run-id>` renders it):
 #   gnuplot -e "files='results/torch-bench/ID/summary.csv'; labels='x'; out='tb.png'" plots/torch_bench.gp
 load 'plots/common.gp'
@@ -24,7 +25,7 @@ pick(w, k, v) = (strcol(1) eq w && strcol(2) eq word(names, k)) ? v : NaN
 # a bound that is missing (too few processes for an interval) draws no bar
 lo(c, v) = (strcol(c) eq '') ? v : column(c)
 set key outside right top box font ',8'
-set xlabel 'step time / vramlab classic (median, 95% HL interval)'
+set xlabel 'step time / vramlab classic (median, 95% interval)'
 set ylabel 'peak reserved / peak allocated'
 set offsets graph 0.05, graph 0.05, graph 0.08, graph 0.08
 set multiplot layout (nw > 2 ? 2 : 1), (nw > 1 ? 2 : 1) title 'PyTorch workloads: memory waste against step time, per allocator'
@@ -37,6 +38,7 @@ do for [i=1:nw] {
              (pick(w, k, lo('ratio_lo', column('ratio')))):(pick(w, k, lo('ratio_hi', column('ratio')))): \
              (pick(w, k, lo('waste_min', column('waste')))):(pick(w, k, lo('waste_max', column('waste')))) \
              with xyerrorbars pt (k + 3) ps 1.4 lw 1.5 lc rgb word(colors, k) title word(names, k), \
-         '+' using (1):(1) every ::0::0 with points pt 1 ps 2 lc rgb '#aaaaaa' title 'classic speed, no waste'
+         '+' using (1):(1) every ::0::0 with points pt 1 ps 2 lc rgb '#aaaaaa' title 'classic speed, no waste', \
+         '+' using (1.03):(1.02) every ::0::0 with points ps 0 notitle
 }
 unset multiplot
