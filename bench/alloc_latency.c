@@ -8,7 +8,10 @@
  *                  once the pool has to give memory back (release threshold 0)
  *   first_*_ns     the very first alloc/free of that size (before warm-up): the cold path
  * Repetitions stop early once a size has used its time budget (large cudaMalloc/cudaFree
- * take milliseconds), but never below --min-reps. */
+ * take milliseconds), but never below --min-reps.
+ * --beyond-device adds one last row: a request 1% larger than the device, which can never
+ * succeed; alloc_ns is then the time until it is refused (ooms counts the refusals). A
+ * caching allocator must refuse it at once rather than map the device first. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,6 +25,7 @@
 static uint64_t min_size = 512, max_size = UINT64_C(8) << 30;
 static int64_t step = 4, reps = 300, min_reps = 15, warmup = 10;
 static double budget_ms = 600, mem_fraction = 0.8;
+static int beyond_device;
 
 static const vl_cli_opt options[] = {
     {"min-size", VL_CLI_SIZE, &min_size, "smallest size", 1, 0x1p62},
@@ -32,6 +36,7 @@ static const vl_cli_opt options[] = {
     {"warmup", VL_CLI_INT, &warmup, "untimed alloc/free pairs per size first; --quick: 3", 0, 1e6, VL_QUICK_AT_MOST, "3"},
     {"budget-ms", VL_CLI_DOUBLE, &budget_ms, "time per size and loop before stopping early; --quick: 80", 1, 1e6, VL_QUICK_AT_MOST, "80"},
     {"mem-fraction", VL_CLI_DOUBLE, &mem_fraction, "largest size as a fraction of free device memory", 0.01, 0.99},
+    {"beyond-device", VL_CLI_FLAG, &beyond_device, "add a row for a request 1% larger than the device (time to refusal)", 0, 0},
     {NULL},
 };
 
@@ -121,6 +126,44 @@ static void measure_size(vl_allocator *a, size_t size, double *buf_a, double *bu
     r->cycle_ns = vl_summarize(buf_c, n);
 }
 
+/* Times requests that must be refused (size beyond the device): every sample is one
+ * refused call; a call that succeeds is freed and reported, since it should not. */
+static void measure_refusal(vl_allocator *a, size_t size, double *alloc_ns, size_result *r, const char *prog)
+{
+    memset(r, 0, sizeof *r);
+    r->first_free_ns = -1;
+    uint64_t start = vl_now_ns(), budget = (uint64_t)(budget_ms * 1e6);
+    size_t n = 0, granted = 0;
+    while (n < (size_t)reps && (n < (size_t)min_reps || vl_now_ns() - start < budget)) {
+        uint64_t t0 = vl_now_ns();
+        void *p = vl_allocate(a, size, NULL);
+        double ns = (double)(vl_now_ns() - t0);
+        if (n == 0) r->first_alloc_ns = ns;
+        if (p) {
+            granted++;
+            vl_deallocate(a, p, size, NULL);
+            continue;
+        }
+        r->ooms++;
+        alloc_ns[n++] = ns;
+        if (granted > (size_t)min_reps) break;
+    }
+    if (granted)
+        fprintf(stderr, "%s: a request of %zu bytes, beyond the device, was granted %zu time%s\n", prog, size,
+                granted, granted == 1 ? "" : "s");
+    r->alloc_ns = vl_summarize(alloc_ns, n);
+    r->free_ns = vl_summarize(alloc_ns, 0);
+    r->cycle_ns = vl_summarize(alloc_ns, 0);
+}
+
+static void write_row(vl_program *p, size_t size, const size_result *r)
+{
+    char c1[256], c2[256], c3[256];
+    vl_csv_row(p->csv, "%llu,%s,%s,%s,%.0f,%.0f,%zu", (unsigned long long)size,
+               vl_summary_values(&r->alloc_ns, c1, sizeof c1), vl_summary_values(&r->free_ns, c2, sizeof c2),
+               vl_summary_values(&r->cycle_ns, c3, sizeof c3), r->first_alloc_ns, r->first_free_ns, r->ooms);
+}
+
 int main(int argc, char **argv)
 {
     vl_program p;
@@ -132,6 +175,9 @@ int main(int argc, char **argv)
                                  "cycle_sync_ns: alloc+free+device synchronize");
     vl_csv_meta(p.csv, "size_limit_bytes", "%llu (%s of free memory at start)", (unsigned long long)limit,
                 vl_format_size(limit, sz, sizeof sz));
+    if (beyond_device)
+        vl_csv_meta(p.csv, "beyond_device", "last row: a request 1%% over the device's %llu bytes; alloc_ns is the time "
+                                            "to refusal, ooms the refusals", (unsigned long long)p.dev->total_bytes);
 
     char c1[256], c2[256], c3[256], header[1024];
     snprintf(header, sizeof header, "size_bytes,%s,%s,%s,first_alloc_ns,first_free_ns,ooms",
@@ -153,9 +199,13 @@ int main(int argc, char **argv)
         }
         size_result r;
         measure_size(p.alloc, (size_t)size, buf_a, buf_b, buf_c, &r);
-        vl_csv_row(p.csv, "%llu,%s,%s,%s,%.0f,%.0f,%zu", (unsigned long long)size,
-                   vl_summary_values(&r.alloc_ns, c1, sizeof c1), vl_summary_values(&r.free_ns, c2, sizeof c2),
-                   vl_summary_values(&r.cycle_ns, c3, sizeof c3), r.first_alloc_ns, r.first_free_ns, r.ooms);
+        write_row(&p, (size_t)size, &r);
+    }
+    if (beyond_device) {
+        size_t total = p.dev->total_bytes, beyond = total + total / 100 + 1;
+        size_result r;
+        measure_refusal(p.alloc, beyond, buf_a, &r, p.cli.prog);
+        write_row(&p, beyond, &r);
     }
     if (skipped)
         fprintf(stderr, "%s: %zu size%s above %s left out (--mem-fraction of free memory)\n", p.cli.prog, skipped,

@@ -1,6 +1,9 @@
-/* bench/random_churn as a program, on the simulated device: its counts and latency
- * columns describe the timed steps only (each step allocates or frees at most once).
- * Under SAN=1 the program of the same build runs under ASan, so a write past one of its
+/* Benchmark programs run as programs, on the simulated device:
+ *   - bench/random_churn: its counts and latency columns describe the timed steps only
+ *     (each step allocates or frees at most once);
+ *   - bench/alloc_latency --beyond-device: the request larger than the device is refused
+ *     every time, in a row of its own.
+ * Under SAN=1 the programs of the same build run under ASan, so a write past one of their
  * per-step arrays fails the run. */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -12,23 +15,23 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-/* The program of the same build as this test: BUILD/tests/../bin/random_churn. */
-static char churn_bin[512] = "build/bin/random_churn";
+/* The programs of the same build as this test: BUILD/tests/../bin/. */
+static char bin_dir[512] = "build/bin";
 
 typedef struct csv_row {
     char header[4096];
     char values[4096];
 } csv_row;
 
-/* Runs random_churn with args, its CSV into a scratch file; returns the exit status
- * and the CSV's header and (single) data row. */
-static int run_churn(const char *args, csv_row *row)
+/* Runs bin_dir/program with args, its CSV into a scratch file; returns the exit status
+ * and the CSV's header and last data row. */
+static int run_program(const char *program, const char *args, csv_row *row)
 {
-    char path[] = "/tmp/test_bench_churn_XXXXXX", cmd[1024];
+    char path[] = "/tmp/test_bench_sim_XXXXXX", cmd[1024];
     int fd = mkstemp(path);
     assert_true(fd >= 0);
     close(fd);
-    snprintf(cmd, sizeof cmd, "%s %s -o %s", churn_bin, args, path);
+    snprintf(cmd, sizeof cmd, "%s/%s %s -o %s", bin_dir, program, args, path);
     int status = system(cmd);
     memset(row, 0, sizeof *row);
     FILE *f = fopen(path, "r");
@@ -70,7 +73,8 @@ static void test_counts_and_latencies_cover_timed_steps_only(void **state)
 {
     (void)state;
     csv_row row;
-    assert_int_equal(run_churn("--device sim --alloc caching --slots 1000 --warmup-ops 5000 --ops 100", &row), 0);
+    assert_int_equal(
+        run_program("random_churn", "--device sim --alloc caching --slots 1000 --warmup-ops 5000 --ops 100", &row), 0);
     double ops = column(&row, "ops"), allocs = column(&row, "allocs"), frees = column(&row, "frees");
     assert_true(ops == 100);
     assert_true(allocs + frees <= ops);
@@ -81,13 +85,35 @@ static void test_counts_and_latencies_cover_timed_steps_only(void **state)
     assert_true(column(&row, "free_max_ns") < 1e12);
 }
 
+/* The last row is the request beyond the device: refused on every call, by both segment
+ * policies, and the allocator kept working (the program went on and exited 0). */
+static void test_request_beyond_device_refused_every_time(void **state)
+{
+    (void)state;
+    const char *specs[] = {"caching", "caching:segments=expandable"};
+    for (int k = 0; k < 2; k++) {
+        char args[256];
+        csv_row row;
+        snprintf(args, sizeof args,
+                 "--device sim:capacity=100TiB --alloc %s --beyond-device --min-size 1MiB --max-size 1MiB --reps 50",
+                 specs[k]);
+        assert_int_equal(run_program("alloc_latency", args, &row), 0);
+        assert_true(column(&row, "size_bytes") > 100.0 * 1099511627776.0);
+        assert_true(column(&row, "alloc_n") == 50);
+        assert_true(column(&row, "ooms") == 50);
+        assert_true(column(&row, "first_free_ns") == -1);
+        assert_true(column(&row, "alloc_p1_ns") >= 1.0);
+    }
+}
+
 int main(int argc, char **argv)
 {
     (void)argc;
     const char *slash = strrchr(argv[0], '/');
-    if (slash) snprintf(churn_bin, sizeof churn_bin, "%.*s/../bin/random_churn", (int)(slash - argv[0]), argv[0]);
+    if (slash) snprintf(bin_dir, sizeof bin_dir, "%.*s/../bin", (int)(slash - argv[0]), argv[0]);
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_counts_and_latencies_cover_timed_steps_only),
+        cmocka_unit_test(test_request_beyond_device_refused_every_time),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
