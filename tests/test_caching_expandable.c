@@ -193,6 +193,17 @@ static void test_split_remainder_goes_next_to_the_hole(void **state)
     assert_int_equal(offset_of_split_request("caching:segments=expandable"), 2 * MiB + 512 * KiB);
 }
 
+/* Three blocks on stream 1, which a fresh range places one after the other. */
+static void allocate_side_by_side(vl_allocator *a, size_t sx, size_t sy, size_t sz, char **x, char **y, char **z)
+{
+    *x = vl_allocate(a, sx, S(1));
+    *y = vl_allocate(a, sy, S(1));
+    *z = vl_allocate(a, sz, S(1));
+    assert_non_null(*x);
+    assert_ptr_equal(*y, *x + sx);
+    assert_ptr_equal(*z, *x + sx + sy);
+}
+
 /* Where a request of whole chunks goes inside a cached block. Live a [0, 3) and c
  * [11, 13) MiB keep a FREE block [3, 11) between them. A 4 MiB request at the block's low
  * end, [3, 7), would touch the chunks [2, 8); on the chunk boundary at 4 MiB it touches
@@ -202,11 +213,8 @@ static size_t offset_in_cached_block(const char *spec, size_t request)
 {
     vl_device *d = sim_open("sim:capacity=1GiB");
     vl_allocator *a = caching_open(d, spec);
-    char *x = vl_allocate(a, 3 * MiB, S(1));
-    char *y = vl_allocate(a, 8 * MiB, S(1));
-    char *z = vl_allocate(a, 2 * MiB, S(1));
-    assert_ptr_equal(y, x + 3 * MiB);
-    assert_ptr_equal(z, x + 11 * MiB);
+    char *x, *y, *z;
+    allocate_side_by_side(a, 3 * MiB, 8 * MiB, 2 * MiB, &x, &y, &z);
     vl_deallocate(a, y, 0, S(1));
     char *w = vl_allocate(a, request, S(1));
     assert_non_null(w);
@@ -254,7 +262,47 @@ static void test_growth_maps_spans_unmapped_whole(void **state)
     close_all_returned(d, a);
 }
 
+/* pack=1: when its stream goes idle, a range's holes are filled with the chunks at its
+ * top. Live a, b, c of 4 MiB each; b freed and trimmed leaves a hole [4, 8); a and c
+ * freed leave FREE [0, 4) and [8, 12), and the stream idle. Packed, they become one FREE
+ * block [0, 8) (c's chunks lent to the hole), so an 8 MiB request lands at 0 with no
+ * more memory mapped; unpacked, it extends c's block at 8 into fresh chunks, and a's
+ * stay mapped up to the reclaim cap (12 MiB mapped for 8 live). Returns the
+ * request's offset from a; *mapped gets the device's mapped bytes with it live. */
+static size_t offset_after_idle(const char *spec, size_t *mapped)
+{
+    vl_device *d = sim_open("sim:capacity=1GiB");
+    vl_allocator *a = caching_open(d, spec);
+    char *x, *y, *z;
+    allocate_side_by_side(a, 4 * MiB, 4 * MiB, 4 * MiB, &x, &y, &z);
+    vl_deallocate(a, y, 0, S(1));
+    vl_trim(a);
+    assert_int_equal(vl_sim_mapped_bytes(d), 8 * MiB);
+    vl_deallocate(a, x, 0, S(1));
+    vl_deallocate(a, z, 0, S(1));
+    assert_consistent(a);
+    char *w = vl_allocate(a, 8 * MiB, S(1));
+    assert_non_null(w);
+    assert_consistent(a);
+    *mapped = vl_sim_mapped_bytes(d);
+    size_t off = (size_t)(w - x);
+    vl_deallocate(a, w, 0, S(1));
+    close_all_returned(d, a);
+    return off;
+}
+
+static void test_idle_stream_packs_its_range(void **state)
+{
+    (void)state;
+    size_t mapped;
+    assert_int_equal(offset_after_idle("caching:segments=expandable,pack=1", &mapped), 0);
+    assert_int_equal(mapped, 8 * MiB);
+    assert_int_equal(offset_after_idle("caching:segments=expandable", &mapped), 8 * MiB);
+    assert_int_equal(mapped, 12 * MiB);
+}
+
 VL_TEST_MAIN(cmocka_unit_test(test_large_request_opens_a_further_range),
+             cmocka_unit_test(test_idle_stream_packs_its_range),
              cmocka_unit_test(test_growth_maps_spans_unmapped_whole),
              cmocka_unit_test(test_whole_chunk_request_lands_on_chunk_boundaries),
              cmocka_unit_test(test_split_remainder_goes_next_to_the_hole),

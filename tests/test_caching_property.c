@@ -27,6 +27,7 @@
 typedef struct config {
     const char *device;
     const char *alloc;
+    int drains; /* now and then every event completes and every block is freed: idle streams */
 } config;
 
 static const config configs[] = {
@@ -42,6 +43,8 @@ static const config configs[] = {
     /* growth mapped in spans of several chunks, unmapped only whole (spans.h) */
     {"sim:capacity=1GiB,events=manual", "caching:segments=expandable,span=16MiB"},
     {"sim:capacity=512MiB,granularity=64KiB,events=manual", "caching:segments=expandable,chunk=1MiB,span=1GiB"},
+    /* lowest of a few fits; idle streams' ranges packed again (holes filled, lent) */
+    {"sim:capacity=1GiB,events=manual", "caching:segments=expandable,pack=1", 1},
 };
 #define NCONFIGS (sizeof configs / sizeof configs[0])
 
@@ -108,6 +111,12 @@ static void run_random_ops(const config *cfg, uint64_t ops, uint64_t seed, uint6
         int want_alloc = ls.ranges.n < 200 ? k < 520 : k < 300;
         if (k >= 990) {
             vl_trim(a);
+        } else if (k >= 987 && cfg->drains) {
+            vl_sim_complete_all(d);
+            while (ls.ranges.n) {
+                live_range b = live_take(&ls, ls.ranges.n - 1);
+                vl_deallocate(a, (void *)b.lo, b.requested, NULL);
+            }
         } else if (k >= 950) {
             if (k & 1) vl_sim_complete_all(d);
             else vl_sim_complete_stream(d, S(vl_rng_below(&r, 4)));
@@ -255,6 +264,9 @@ static void run_threads(const char *alloc_spec)
 /* state: the allocator SPEC, as configs[] are for test_random_ops. */
 static void test_threads(void **state) { run_threads(*state); }
 
+/* Every configs[] entry needs its line below. */
+_Static_assert(NCONFIGS == 10, "list every configs[] entry in VL_TEST_MAIN");
+
 VL_TEST_MAIN(cmocka_unit_test_prestate(test_random_ops, (void *)&configs[0]),
              cmocka_unit_test_prestate(test_random_ops, (void *)&configs[1]),
              cmocka_unit_test_prestate(test_random_ops, (void *)&configs[2]),
@@ -264,6 +276,8 @@ VL_TEST_MAIN(cmocka_unit_test_prestate(test_random_ops, (void *)&configs[0]),
              cmocka_unit_test_prestate(test_random_ops, (void *)&configs[6]),
              cmocka_unit_test_prestate(test_random_ops, (void *)&configs[7]),
              cmocka_unit_test_prestate(test_random_ops, (void *)&configs[8]),
+             cmocka_unit_test_prestate(test_random_ops, (void *)&configs[9]),
              cmocka_unit_test_prestate(test_threads, (void *)"caching"),
              cmocka_unit_test_prestate(test_threads, (void *)"caching:segments=expandable"),
-             cmocka_unit_test_prestate(test_threads, (void *)"caching:segments=expandable,span=64MiB"))
+             cmocka_unit_test_prestate(test_threads, (void *)"caching:segments=expandable,span=64MiB"),
+             cmocka_unit_test_prestate(test_threads, (void *)"caching:segments=expandable,pack=1"))

@@ -146,6 +146,7 @@ typedef struct vl_caching_config {
     size_t span;           /* expandable: most bytes one map call covers (spans.h); 0: one chunk */
     double reclaim;        /* expandable: reserved cap above peak allocated (fraction); < 0 off */
     int split_toward_hole; /* expandable, split=hole: a remainder goes next to an unmapped hole before the block */
+    int pack;              /* expandable, pack=1: lowest of a few fits; an idle stream's ranges laid out again */
     int oom_report;        /* print the OOM report to stderr */
 } vl_caching_config;
 
@@ -266,6 +267,9 @@ void vl_segment_unlink(vl_caching *c, vl_csegment *s);
 vl_cblock *vl_expandable_grow(vl_caching *c, vl_cpool *p, size_t rounded, int *rc);
 /* Unmaps every whole chunk inside FREE blocks; releases fully unmapped ranges. */
 size_t vl_expandable_release_free(vl_caching *c);
+/* The stream holds nothing (its allocated dropped to 0): fills the holes of its ranges
+ * with chunks from their tops, so its cache is one FREE block from each range's start. */
+void vl_expandable_idle(vl_caching *c, vl_cstream *st);
 void vl_expandable_destroy(vl_caching *c, vl_csegment *s); /* close: unmap and release all */
 
 /* segments_expandable.c, for release.c: unmaps the RETIRING block b whose event

@@ -69,11 +69,34 @@ vl_cstream *vl_caching_stream(vl_caching *c, vl_stream s)
     return c->last_stream = st;
 }
 
+/* How many size classes (the best fit's and the next non-empty ones above) an
+ * expandable request looks at for the lowest-addressed fit. */
+#define VL_LOW_FIT_CLASSES 8
+
+/* Expandable with pack=1: the lowest-addressed of `best` (the best fit) and the smallest
+ * blocks of the next VL_LOW_FIT_CLASSES - 1 non-empty classes above it. Low addresses
+ * first keep long-lived blocks packed at the start of a range, as a cold pass (which
+ * grows at the frontier) lays them out; by best fit alone a warm pass scattered them
+ * into whatever free blocks the last pass left, and the short-lived ones between them
+ * strand partly used chunks (GPT-2 trace, sim, with consolidate_range in
+ * segments_expandable.c: passes 2-5 1.023-1.030 -> 1.0134; the same with 4 to 32
+ * classes). */
+static vl_cblock *low_fit(vl_cpool *p, vl_cblock *best)
+{
+    int j = (int)best->bin;
+    for (int k = 1; k < VL_LOW_FIT_CLASSES && (j = vl_bins_next_nonempty(&p->bins, (unsigned)j)) >= 0; k++) {
+        vl_cblock *b = vl_bins_first(&p->bins, (unsigned)j);
+        if (b->addr < best->addr) best = b;
+    }
+    return best;
+}
+
 /* Best fit in pool p, PyTorch's rule: the smallest free block >= rounded (lowest
  * address among equal sizes), in the request's own class or else the first non-empty
  * class above; O(log n) in the blocks of a class (bins.h). Classic large blocks then
  * obey max_split: since the best fit is the smallest block that fits, when it is
- * oversize for this request every larger one is too, and the pool must grow. */
+ * oversize for this request every larger one is too, and the pool must grow.
+ * Expandable pools with pack=1 take the lowest-addressed of a few fits (low_fit). */
 static vl_cblock *find_fit(vl_caching *c, vl_cpool *p, size_t rounded)
 {
     unsigned i = vl_bin_index(rounded);
@@ -85,7 +108,7 @@ static vl_cblock *find_fit(vl_caching *c, vl_cpool *p, size_t rounded)
     }
     if (!p->small && !c->cfg.expandable && !vl_caching_oversize_ok(best->size, rounded, c->cfg.max_split))
         return NULL;
-    return best;
+    return c->cfg.expandable && c->cfg.pack ? low_fit(p, best) : best;
 }
 
 /* Bytes of the chunks of expandable segment s that [lo, lo+n) touches. */
@@ -309,7 +332,10 @@ void vl_caching_free(vl_caching *c, void *ptr)
         /* No record_use: reusable at once by the block's own stream, even if another
          * stream still works on it. That is PyTorch's race, reproduced on purpose. */
         c->st.active_bytes -= (int64_t)b->size;
+        vl_cstream *st = b->seg->pool->stream;
         vl_caching_release_block(c, b);
+        /* The stream holds nothing: lay its cache out again as a cold pass would find it. */
+        if (st->allocated == 0 && c->cfg.expandable && c->cfg.pack) vl_expandable_idle(c, st);
     }
     vl_caching_stats_touch(c);
 }
