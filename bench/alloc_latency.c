@@ -54,12 +54,19 @@ typedef struct size_result {
 
 static void device_sync(vl_device *d) { d->ops->synchronize(d); }
 
+/* Whether a timing loop begun at `start` with n samples takes another: at most --reps,
+ * and past --min-reps only while its --budget-ms lasts. */
+static int more_reps(size_t n, uint64_t start)
+{
+    return n < (size_t)reps && (n < (size_t)min_reps || vl_now_ns() - start < (uint64_t)(budget_ms * 1e6));
+}
+
 /* Times alloc and free separately; returns the number of samples (0 on a first OOM). */
 static size_t time_pairs(vl_allocator *a, size_t size, double *alloc_ns, double *free_ns, size_t *ooms)
 {
-    uint64_t start = vl_now_ns(), budget = (uint64_t)(budget_ms * 1e6);
+    uint64_t start = vl_now_ns();
     size_t n = 0;
-    while (n < (size_t)reps && (n < (size_t)min_reps || vl_now_ns() - start < budget)) {
+    while (more_reps(n, start)) {
         uint64_t t0 = vl_now_ns();
         void *p = vl_allocate(a, size, NULL);
         uint64_t t1 = vl_now_ns();
@@ -79,9 +86,9 @@ static size_t time_pairs(vl_allocator *a, size_t size, double *alloc_ns, double 
 /* alloc + free + device synchronize as one sample. */
 static size_t time_cycles(vl_allocator *a, size_t size, double *cycle_ns, size_t *ooms)
 {
-    uint64_t start = vl_now_ns(), budget = (uint64_t)(budget_ms * 1e6);
+    uint64_t start = vl_now_ns();
     size_t n = 0;
-    while (n < (size_t)reps && (n < (size_t)min_reps || vl_now_ns() - start < budget)) {
+    while (more_reps(n, start)) {
         uint64_t t0 = vl_now_ns();
         void *p = vl_allocate(a, size, NULL);
         if (!p) {
@@ -132,9 +139,9 @@ static void measure_refusal(vl_allocator *a, size_t size, double *alloc_ns, size
 {
     memset(r, 0, sizeof *r);
     r->first_free_ns = -1;
-    uint64_t start = vl_now_ns(), budget = (uint64_t)(budget_ms * 1e6);
+    uint64_t start = vl_now_ns();
     size_t n = 0, granted = 0;
-    while (n < (size_t)reps && (n < (size_t)min_reps || vl_now_ns() - start < budget)) {
+    while (more_reps(n, start)) {
         uint64_t t0 = vl_now_ns();
         void *p = vl_allocate(a, size, NULL);
         double ns = (double)(vl_now_ns() - t0);

@@ -146,7 +146,7 @@ typedef struct vl_caching_config {
     size_t span;           /* expandable: most bytes one map call covers (spans.h); 0: one chunk */
     double reclaim;        /* expandable: reserved cap above peak allocated (fraction); < 0 off */
     int split_toward_hole; /* expandable, split=hole: a remainder goes next to an unmapped hole before the block */
-    int pack;              /* expandable, pack=1: lowest of a few fits; an idle stream's ranges laid out again */
+    int pack;              /* expandable with pack=1 (0 for classic): lowest of a few fits; idle ranges laid out again */
     int oom_report;        /* print the OOM report to stderr */
 } vl_caching_config;
 

@@ -73,7 +73,7 @@ static int caching_open(vl_allocator *a, const vl_spec *spec, char *err, size_t 
     cfg.oom_report = vl_spec_bool(spec, "oom_report");
     cfg.reclaim = vl_spec_double(spec, "reclaim");
     cfg.split_toward_hole = vl_spec_choice(spec, "split") == 1;
-    cfg.pack = vl_spec_bool(spec, "pack");
+    cfg.pack = cfg.expandable && vl_spec_bool(spec, "pack"); /* classic segments have nothing to pack */
     /* Options that cannot work are usage errors here, not failures later. */
     if (div < 0 || div > 1 << 20 || (div & (div - 1)) != 0) {
         snprintf(err, errlen, "caching: roundup_div must be 0 or a power of two, got %lld", (long long)div);

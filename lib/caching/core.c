@@ -108,7 +108,7 @@ static vl_cblock *find_fit(vl_caching *c, vl_cpool *p, size_t rounded)
     }
     if (!p->small && !c->cfg.expandable && !vl_caching_oversize_ok(best->size, rounded, c->cfg.max_split))
         return NULL;
-    return c->cfg.expandable && c->cfg.pack ? low_fit(p, best) : best;
+    return c->cfg.pack ? low_fit(p, best) : best;
 }
 
 /* Bytes of the chunks of expandable segment s that [lo, lo+n) touches. */
@@ -335,7 +335,7 @@ void vl_caching_free(vl_caching *c, void *ptr)
         vl_cstream *st = b->seg->pool->stream;
         vl_caching_release_block(c, b);
         /* The stream holds nothing: lay its cache out again as a cold pass would find it. */
-        if (st->allocated == 0 && c->cfg.expandable && c->cfg.pack) vl_expandable_idle(c, st);
+        if (st->allocated == 0 && c->cfg.pack) vl_expandable_idle(c, st);
     }
     vl_caching_stats_touch(c);
 }
