@@ -53,7 +53,8 @@ static const vl_opt caching_options[] = {
              "smallest blocks of the next 7 size classes, and when a stream's allocated drops to 0, "
              "fill the holes of its ranges (of at most 33 blocks) with the chunks at their tops, lent, "
              "so each becomes one free block from its start, as a cold pass finds it (sim, GPT-2 "
-             "trace: later passes 1.023-1.030 -> 1.0134); not yet measured on a GPU"},
+             "trace: later passes 1.023-1.030 -> 1.0134, the same on an H100); off by default while "
+             "its live GPT-2 speed is unresolved (lib/caching/README.md)"},
     {.name = "oom_report", .kind = VL_OPT_BOOL, .default_value = "0",
      .help = "print a PyTorch-style report to stderr on every OOM"},
     {NULL},
