@@ -188,6 +188,37 @@ for bad in ("torch+vramlab", "vramlab+rmm-async", "vramlab+vramlab", "vramlab+no
     check(f"pair {bad!r} refused", bench.resolve(bad) != "", bad)
 
 
+class BallastPlugin:
+    """vl_torch_stat's stand-in: A's allocated bytes, or a negative 'unknown'."""
+    def __init__(self, held):
+        self.held, self.asked = held, []
+
+    def vl_torch_stat(self, device, name):
+        self.asked.append((device, name))
+        return self.held
+
+
+class BallastTorch:
+    uint8 = "uint8"
+
+    def __init__(self):
+        self.made = []
+
+    def empty(self, n, dtype=None, device=None):
+        self.made.append((n, dtype, device))
+        return ("tensor", n)
+
+
+# B's ballast: as many bytes as A holds when B starts, on the GPU; none when unknown or 0
+pl, tc = BallastPlugin(123456), BallastTorch()
+check("ballast as large as A's allocated", bench.hold_ballast(pl, tc) == ("tensor", 123456)
+      and tc.made == [(123456, "uint8", "cuda")] and pl.asked == [(0, b"allocated_bytes")], (pl.asked, tc.made))
+for held in (-1, 0):
+    tc = BallastTorch()
+    check(f"no ballast when A's allocated is {held}", bench.hold_ballast(BallastPlugin(held), tc) is None
+          and tc.made == [], tc.made)
+
+
 def with_pairs(rows, ratios, workload="wA"):
     """rows plus one vramlab+vramlab-expandable row per round with the given in-process ratios."""
     out = list(rows)
