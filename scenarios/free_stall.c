@@ -215,7 +215,6 @@ static void loop_hoisted(scenario *sc, const loop_cfg *cfg, cudaStream_t *stream
 {
     vl_allocator *a = sc->p->alloc;
     void *bufs[4][BUFFERS_PER_STEP];
-    uint64_t t_start, in_alloc, in_free;
     int64_t ooms = 0;
     VL_CUDA_CHECK(cudaDeviceSynchronize());
     uint64_t t_alloc = vl_now_ns();
@@ -227,8 +226,7 @@ static void loop_hoisted(scenario *sc, const loop_cfg *cfg, cudaStream_t *stream
     /* The one-time allocations are host_in_alloc_ms, not part of the steps' wall time:
      * in a short loop they would outweigh the steps (an allocator that maps fresh memory
      * there looked 35% slower per step with 300 steps). */
-    t_start = vl_now_ns();
-    in_alloc = t_start - t_alloc;
+    uint64_t t_start = vl_now_ns(), in_alloc = t_start - t_alloc;
     for (int64_t i = 0; i < cfg->iters; i++) {
         cudaStream_t s = streams[i % cfg->streams];
         uint64_t t0 = vl_now_ns();
@@ -238,7 +236,7 @@ static void loop_hoisted(scenario *sc, const loop_cfg *cfg, cudaStream_t *stream
     uint64_t t_free = vl_now_ns();
     for (int s = 0; s < cfg->streams; s++)
         for (int b = 0; b < BUFFERS_PER_STEP; b++) vl_deallocate(a, bufs[s][b], cfg->max_size, (vl_stream)streams[s]);
-    in_free = vl_now_ns() - t_free;
+    uint64_t in_free = vl_now_ns() - t_free;
     VL_CUDA_CHECK(cudaDeviceSynchronize());
     double wall_ms = (double)(vl_now_ns() - t_start) / 1e6;
     row_loop(sc, "hoisted", "fixed", cfg, step_ns, (size_t)cfg->iters, wall_ms, (double)in_alloc / 1e6,

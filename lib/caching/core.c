@@ -325,17 +325,17 @@ void vl_caching_free(vl_caching *c, void *ptr)
     c->st.frees++;
     c->st.requested_bytes -= (int64_t)b->requested;
     c->st.allocated_bytes -= (int64_t)b->size;
-    b->seg->pool->stream->allocated -= (int64_t)b->size;
+    vl_cstream *st = b->seg->pool->stream;
+    st->allocated -= (int64_t)b->size;
     if (b->uses) {
         vl_caching_defer_free(c, b); /* stays active until its events complete */
     } else {
         /* No record_use: reusable at once by the block's own stream, even if another
          * stream still works on it. That is PyTorch's race, reproduced on purpose. */
         c->st.active_bytes -= (int64_t)b->size;
-        vl_cstream *st = b->seg->pool->stream;
         vl_caching_release_block(c, b);
         /* The stream holds nothing: lay its cache out again as a cold pass would find it. */
-        if (st->allocated == 0 && c->cfg.pack) vl_expandable_idle(c, st);
+        if (c->cfg.pack && st->allocated == 0) vl_expandable_idle(c, st);
     }
     vl_caching_stats_touch(c);
 }
