@@ -48,13 +48,13 @@ static const vl_opt caching_options[] = {
              "can extend the remainder into the hole instead of leaving it stranded between live "
              "blocks (H100, GPT-2 trace replay: first-pass waste 1.017 -> 1.010; live GPT-2 "
              "generation 1.028 -> 1.022)"},
-    {.name = "pack", .kind = VL_OPT_BOOL, .default_value = "0",
+    {.name = "pack", .kind = VL_OPT_BOOL, .default_value = "1",
      .help = "expandable: serve a cached request from the lowest-addressed of the best fit and the "
              "smallest blocks of the next 7 size classes, and when a stream's allocated drops to 0, "
              "fill the holes of its ranges (of at most 33 blocks) with the chunks at their tops, lent, "
-             "so each becomes one free block from its start, as a cold pass finds it (sim, GPT-2 "
-             "trace: later passes 1.023-1.030 -> 1.0134, the same on an H100); off by default while "
-             "its live GPT-2 speed is unresolved (lib/caching/README.md)"},
+             "so each becomes one free block from its start, as a cold pass finds it (H100, GPT-2 "
+             "trace replay: later passes 1.023-1.030 -> 1.0134; live GPT-2 generation as fast as "
+             "classic, lib/caching/README.md); 0: best fit only, as PyTorch"},
     {.name = "oom_report", .kind = VL_OPT_BOOL, .default_value = "0",
      .help = "print a PyTorch-style report to stderr on every OOM"},
     {NULL},
