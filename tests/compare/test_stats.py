@@ -109,6 +109,30 @@ for _ in range(300):
     covered += js[0].lo <= 1.1 <= js[0].hi
 check("95% interval of B/A covers the true ratio", covered / 300 >= 0.92, f"{covered / 300:.3f}")
 
+# Signed-rank interval of one sample of paired (log) differences.
+# Critical counts from the exact null distribution, as in published tables: n = 8 -> 3, 10 -> 8, 20 -> 52.
+for n, c in ((6, 0), (8, 3), (10, 8), (20, 52)):
+    tail = rankstats._signed_rank_lower_tail(n)
+    check(f"signed-rank critical count at n = {n} is {c}", tail[c] <= 0.025 < tail[c + 1], f"{tail[c]} {tail[c + 1]}")
+check("signed-rank tail: P(T+ = 0) = 2^-n", rankstats._signed_rank_lower_tail(5)[0] == 1 / 32)
+est, lo, hi, cov = rankstats.signed_rank_interval([1, 2, 3, 4, 5, 6, 7, 8])
+# Walsh averages of 1..8: 36 of them, median 4.5; the 4th smallest is 2.0 (1, 1.5, 2, 2), the 4th largest 7.0
+check("signed-rank interval of 1..8", (est, lo, hi) == (4.5, 2.0, 7.0) and abs(cov - 0.9609375) < 1e-12,
+      f"{est} [{lo}, {hi}] {cov}")
+est, lo, hi, cov = rankstats.signed_rank_interval([1, 2, 3, 4, 5])
+check("5 values: min..max, coverage below 95%", (lo, hi) == (1, 5) and abs(cov - (1 - 2 / 32)) < 1e-12, f"{cov}")
+covered = narrower = 0
+for _ in range(1000):  # per-process log ratios as measured on GPT-2 generation: sd ~0.04, heavy-ish tails
+    xs = [0.02 + rng.gauss(0, 0.04) * (3 if rng.random() < 0.1 else 1) for _ in range(8)]
+    est, lo, hi, cov = rankstats.signed_rank_interval(xs)
+    covered += lo <= 0.02 <= hi
+    narrower += hi - lo < max(xs) - min(xs)  # the sign-test interval of the median at n = 8 is min..max
+check("signed-rank 95% interval covers the true shift (n = 8)", 0.93 <= covered / 1000 <= 0.99, f"{covered / 1000:.3f}")
+check("signed-rank interval narrower than min..max", narrower == 1000, f"{narrower}")
+big = [rng.gauss(0, 1) for _ in range(80)]
+est, lo, hi, cov = rankstats.signed_rank_interval(big)
+check("signed-rank at 80 values (normal approximation) brackets its estimate", lo < est < hi and cov == 0.95)
+
 # Memory metrics: equal everywhere is 'same' even with one run; direction-less is 'changed'.
 m = lambda name, unit, vals: Metric("x.csv", "r", name, unit, vals[0], samples=vals)  # noqa: E731
 js = verdict.judge_all([(m("peak_reserved_bytes", "bytes", [100]), m("peak_reserved_bytes", "bytes", [100])),
