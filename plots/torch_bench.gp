@@ -2,7 +2,7 @@
 # allocator's waste (peak reserved / peak allocated; over peak requested where the
 # allocator keeps no allocated figure: rmm-pool) against its step time relative to
 # vramlab classic. Error bars: x the ratio's 95% interval (Hodges-Lehmann between
-# processes, or the paired one where that is narrower), y the waste's min..max over
+# processes, or the paired signed-rank one where narrower), y the waste's min..max over
 # processes. The dashed lines are the acceptance limits of vramlab expandable (ratio
 # <= 1.03, waste <= 1.02); every panel's range takes them in. Input: the run's summary.csv
 # (copied as torch_bench.summary.csv, so `make plots RUN=torch-bench/<run-id>` renders it):
@@ -25,7 +25,7 @@ pick(w, k, v) = (strcol(1) eq w && strcol(2) eq word(names, k)) ? v : NaN
 # a bound that is missing (too few processes for an interval) draws no bar
 lo(c, v) = (strcol(c) eq '') ? v : column(c)
 set key outside right top box font ',8'
-set xlabel 'step time / vramlab classic (median, 95% interval)'
+set xlabel 'step time / vramlab classic (estimate, 95% interval)'
 set ylabel 'peak reserved / peak allocated'
 set offsets graph 0.05, graph 0.05, graph 0.08, graph 0.08
 set multiplot layout (nw > 2 ? 2 : 1), (nw > 1 ? 2 : 1) title 'PyTorch workloads: memory waste against step time, per allocator'
