@@ -4,7 +4,8 @@
 # vramlab classic. Error bars: x the ratio's 95% interval (Hodges-Lehmann between
 # processes, or the paired signed-rank one where narrower), y the waste's min..max over
 # processes. The dashed lines are the acceptance limits of vramlab expandable (ratio
-# <= 1.03, waste <= 1.02); every panel's range takes them in. Input: the run's summary.csv
+# <= 1.03, waste <= 1.02); every panel's range takes them in. Allocators with a waste
+# but no speed figure (a run without a classic column) are listed in a note in the panel. Input: the run's summary.csv
 # (copied as torch_bench.summary.csv, so `make plots RUN=torch-bench/<run-id>` renders it):
 #   gnuplot -e "files='results/torch-bench/ID/summary.csv'; labels='x'; out='tb.png'" plots/torch_bench.gp
 load 'plots/common.gp'
@@ -34,6 +35,18 @@ do for [i=1:nw] {
     set title title_of(w)
     set arrow 1 from graph 0, first 1.02 to graph 1, first 1.02 nohead dt 2 lc rgb '#888888' front
     set arrow 2 from first 1.03, graph 0 to first 1.03, graph 1 nohead dt 2 lc rgb '#888888' front
+    # allocators with a waste but no speed figure in this run (no classic column, e.g. a
+    # merged run): their waste in a note, not a point at a made-up speed
+    note = ''
+    do for [k=1:n] {
+        stats f using ((strcol(1) eq w && strcol(2) eq word(names, k) && strcol('ratio') eq '' \
+                        && strcol('waste') ne '') ? column('waste') : 0) nooutput
+        if (STATS_max > 0) { note = note . sprintf("%s %.3f\n", word(names, k), STATS_max) }
+    }
+    unset label 1
+    if (strlen(note) > 0) {
+        set label 1 "waste, no speed figure in this run:\n" . note at graph 0.02, graph 0.96 left front font ',8'
+    }
     plot for [k=1:n] f using (pick(w, k, column('ratio'))):(pick(w, k, column('waste'))): \
              (pick(w, k, lo('ratio_lo', column('ratio')))):(pick(w, k, lo('ratio_hi', column('ratio')))): \
              (pick(w, k, lo('waste_min', column('waste')))):(pick(w, k, lo('waste_max', column('waste')))) \
