@@ -5,8 +5,9 @@
 # processes, or the paired signed-rank one where narrower), y the waste's min..max over
 # processes. The dashed lines are the acceptance limits of vramlab expandable (ratio
 # <= 1.03, waste <= 1.02); every panel's range takes them in. Allocators with a waste
-# but no speed figure (a run without a classic column) are listed in a note in the panel. Input: the run's summary.csv
-# (copied as torch_bench.summary.csv, so `make plots RUN=torch-bench/<run-id>` renders it):
+# but no speed figure (a run without a classic column) are listed in a note in the panel.
+# Input: the run's summary.csv (copied as torch_bench.summary.csv, so
+# `make plots RUN=torch-bench/<run-id>` renders it):
 #   gnuplot -e "files='results/torch-bench/ID/summary.csv'; labels='x'; out='tb.png'" plots/torch_bench.gp
 load 'plots/common.gp'
 set terminal pngcairo size 1400,1000 enhanced font 'DejaVu Sans,10'
