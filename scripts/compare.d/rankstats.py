@@ -206,7 +206,7 @@ def signed_rank_interval(values, alpha=0.05):
         c = -1
         while c + 1 < len(tail) and tail[c + 1] <= alpha / 2:
             c += 1
-        coverage = 1 - 2 * tail[c] if c >= 0 else 1 - 2 * tail[0]
+        coverage = 1 - 2 * tail[max(c, 0)]  # c < 0: the coverage of min..max
     else:
         z = normal_quantile(1 - alpha / 2)
         c = int(math.floor(m / 2 - z * math.sqrt(n * (n + 1) * (2 * n + 1) / 24)))

@@ -239,7 +239,7 @@ summary = bs.summarize(bs.mark_equality(with_pairs(noisy_rows, [1.004, 0.998, 1.
 by = {s_["allocator"]: s_ for s_ in summary}
 p_ = by[bs.PAIR]
 # 6 processes: the signed-rank interval is min..max (coverage 1 - 2/64); the estimate is the
-# median of the 21 Walsh (geometric) means, here the 11th: sqrt(0.998 x 1.006) + ... by hand 1.0024989
+# median (11th) of the 21 pairwise geometric means, sqrt(1.004 x 1.001) = 1.0024989
 check("pair summary: signed-rank over the in-process ratios", abs(p_["ratio"] - 1.0024988778) < 1e-9
       and abs(p_["ratio_lo"] - 0.997) < 1e-12 and abs(p_["ratio_hi"] - 1.009) < 1e-12
       and abs(p_["ratio_ci"] - 0.96875) < 1e-12
