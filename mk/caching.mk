@@ -18,3 +18,10 @@ proptest: $(BUILD)/tests/test_caching_property
 	  VL_PROPTEST_OPS=$(PROPTEST_OPS) VL_PROPTEST_SEED=$$seed VL_PROPTEST_CHECK_EVERY=$(PROPTEST_CHECK_EVERY) \
 	    $< || exit 1; \
 	done
+
+# scripts/replay-sweep (tuning expandable on one set of traces, confirming on another):
+# its tests, part of make test (no GPU).
+.PHONY: test-replay-sweep
+test-replay-sweep: $(BUILD)/bin/replay
+	@tests/replay_sweep/run.sh
+TEST_EXTRA_TARGETS += test-replay-sweep

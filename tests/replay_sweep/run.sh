@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# Tests of scripts/replay-sweep (make test-replay-sweep, part of make test; no GPU), on
+# the tiny PyTorch traces of tests/fixtures/traces replayed on the simulated device:
+#  - generous limits: every warm pass passes, exit 0, the table names both groups;
+#  - a waste limit no allocator meets: FAIL rows, exit 1;
+#  - nothing to judge is a usage error (exit 2): an empty folder, a --tune name without a
+#    trace, a workload in both groups, a trace that replay refuses.
+set -u
+cd "$(dirname "$0")/../.."
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+. tests/support/checks.sh
+sweep=scripts/replay-sweep
+fix=tests/fixtures/traces
+mkdir -p "$tmp/traces" "$tmp/empty" "$tmp/bad"
+for w in gpt2 resnet50 transformer; do cp "$fix/$w.tiny.csv" "$tmp/traces/$w.csv"; done
+printf 'vramlab-trace 1\na 0x1000 not-a-size 0\n' >"$tmp/bad/broken.trace"
+spec=caching:segments=expandable
+
+check "generous limits" 0 $sweep --traces "$tmp/traces" --spec $spec --tune gpt2,resnet50 --confirm transformer \
+    --max-waste 100 --max-maps 1 --out "$tmp/o1"
+expect "generous limits" '^\| tune \| gpt2 \| `caching:segments=expandable` \| [0-9]+ \| 1\.[0-9]{4} \| [0-9]+ \| [0-9.]+ \| [0-9.]+ \| PASS \|'
+expect "generous limits" '^\| confirm \| transformer \|'
+expect "generous limits" '3 trace x SPEC judged, 0 failed'
+[ "$(grep -c '^transformer,confirm,' "$tmp/o1/sweep.csv")" = 3 ] ||
+    { echo "FAIL: sweep.csv has not one row a pass (3) for transformer"; failures=$((failures + 1)); }
+
+check "impossible waste limit" 1 $sweep --traces "$tmp/traces" --spec $spec --max-waste 0.5 --out "$tmp/o2"
+expect "impossible waste limit" '\| all \| resnet50 \| .* \| FAIL \|'
+expect "impossible waste limit" '3 trace x SPEC judged, 3 failed'
+
+check "empty folder" 2 $sweep --traces "$tmp/empty" --spec $spec --out "$tmp/o3"
+expect "empty folder" 'no trace'
+check "unknown workload" 2 $sweep --traces "$tmp/traces" --spec $spec --tune nosuch --out "$tmp/o4"
+expect "unknown workload" "names 'nosuch', which has no trace"
+check "workload in both groups" 2 $sweep --traces "$tmp/traces" --spec $spec --tune gpt2 --confirm gpt2 --out "$tmp/o5"
+check "one pass only" 2 $sweep --traces "$tmp/traces" --spec $spec --passes 1 --out "$tmp/o6"
+check "malformed trace" 2 $sweep --traces "$tmp/bad" --spec $spec --out "$tmp/o7"
+expect "malformed trace" 'failed: nothing judged'
+
+if [ "$failures" -ne 0 ]; then echo "test-replay-sweep: $failures check(s) failed"; exit 1; fi
+echo "test-replay-sweep: all checks passed"
