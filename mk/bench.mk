@@ -49,7 +49,7 @@ slow-alloc: $(BUILD)/lib/libslow_alloc.so
 # library loaded into a process; it is found through the rpath.
 $(BUILD)/lib/libslow_alloc.so: tests/plugins/slow_alloc.c
 	@mkdir -p $(@D)
-	$(CC) $(CPPFLAGS) $(filter-out -MMD -MP,$(CFLAGS)) -shared $< -L$(CUDA_HOME)/lib64 -lcudart \
+	$(Q)$(CC) $(CPPFLAGS) $(filter-out -MMD -MP,$(CFLAGS)) -shared $< -L$(CUDA_HOME)/lib64 -lcudart \
 	  -Wl,-rpath,$(CUDA_HOME)/lib64 -o $@
 
 tests: $(BUILD)/lib/libslow_alloc.so

@@ -96,25 +96,25 @@ $(FUZZ_DIR)/gen/vl_version.h:
 # gcc build with -Werror is the judge of the library's warnings).
 $(FUZZ_DIR)/obj/lib/%.o: lib/%.c $(FUZZ_DIR)/gen/vl_version.h
 	@mkdir -p $(@D)
-	$(FUZZ_CC) $(FUZZ_CPPFLAGS) $(FUZZ_CFLAGS) -Wno-missing-field-initializers -fsanitize=fuzzer-no-link -c $< -o $@
+	$(Q)$(FUZZ_CC) $(FUZZ_CPPFLAGS) $(FUZZ_CFLAGS) -Wno-missing-field-initializers -fsanitize=fuzzer-no-link -c $< -o $@
 
 $(FUZZ_DIR)/obj/tests/fuzz/%.o: tests/fuzz/%.c
 	@mkdir -p $(@D)
-	$(FUZZ_CC) $(FUZZ_CPPFLAGS) $(FUZZ_CFLAGS) -Werror -Wshadow -Wstrict-prototypes -Wformat=2 -Wno-missing-field-initializers \
+	$(Q)$(FUZZ_CC) $(FUZZ_CPPFLAGS) $(FUZZ_CFLAGS) -Werror -Wshadow -Wstrict-prototypes -Wformat=2 -Wno-missing-field-initializers \
 	  -fsanitize=fuzzer-no-link -c $< -o $@
 
 $(FUZZ_DIR)/gen/device_stubs.c: $(FUZZ_LIB_OBJS) tests/fuzz/gen_stubs.sh
 	@mkdir -p $(@D)
-	tests/fuzz/gen_stubs.sh $(FUZZ_LIB_OBJS) > $@
+	$(Q)tests/fuzz/gen_stubs.sh $(FUZZ_LIB_OBJS) > $@
 
 $(FUZZ_DIR)/obj/gen/device_stubs.o: $(FUZZ_DIR)/gen/device_stubs.c
 	@mkdir -p $(@D)
-	$(FUZZ_CC) $(FUZZ_CFLAGS) -w -c $< -o $@
+	$(Q)$(FUZZ_CC) $(FUZZ_CFLAGS) -w -c $< -o $@
 
 $(FUZZ_DIR)/bin/%: $(FUZZ_DIR)/obj/tests/fuzz/%.o $(FUZZ_HELPER_OBJS) \
                    $(FUZZ_DIR)/obj/gen/device_stubs.o $(FUZZ_LIB_OBJS)
 	@mkdir -p $(@D)
-	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer $^ -ldl -lm -lrt -o $@
+	$(Q)$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer $^ -ldl -lm -lrt -o $@
 
 fuzz-build: $(FUZZ_BINS)
 

@@ -19,7 +19,7 @@
 TORCH_BENCH_DEPS ?= plugin peer-rmm
 
 .PHONY: torch-bench test-torch-bench
-TEST_EXTRA_TARGETS += test-torch-bench
+TEST_HEAVY_TARGETS += test-torch-bench
 
 torch-bench: $(TORCH_BENCH_DEPS)
 	@why=$$(python3 scripts/torch/bench.py --check 2>&1); rc=$$?; \

@@ -62,19 +62,19 @@ ALL_ALLOCS="raw async caching caching:segments=expandable"
 PEER_ALLOCS="torch torch:expandable_segments=1 rmm:pool,initial=256MiB rmm:async rmm:arena rmm:binning" # pool: RMM's default first size, half the free memory, would be what it measures
 
 # Is there a GPU? device_info exits 77 with one line when there is none.
-info=$(mktemp); trap 'rm -f "$info"' EXIT
+info=$(mktemp) why_file=$(mktemp); trap 'rm -f "$info" "$why_file"' EXIT
 if [ -n "$known_info" ]; then
-    cp "$known_info" "$info" 2>/tmp/vl-device-why && grep -q '^# gpu: ' "$info"
-    [ $? = 0 ] && di_status=0 || { di_status=77; echo "device_info: $known_info names no GPU" >/tmp/vl-device-why; }
+    cp "$known_info" "$info" 2>"$why_file" && grep -q '^# gpu: ' "$info"
+    [ $? = 0 ] && di_status=0 || { di_status=77; echo "device_info: $known_info names no GPU" >"$why_file"; }
 else
-    $bin/device_info ${device_override:+--device "$device_override"} -o "$info" 2>/tmp/vl-device-why
+    $bin/device_info ${device_override:+--device "$device_override"} -o "$info" 2>"$why_file"
     di_status=$?
 fi
 case $di_status in
 0) have_gpu=1; gpu=$(sed -n 's/^# gpu: //p' "$info" | tr -c 'A-Za-z0-9\n' '-' | sed 's/--*/-/g; s/-$//') ;;
 77) have_gpu=0; gpu=sim
-    echo "bench: no CUDA device here ($(head -1 /tmp/vl-device-why)); running the simulated-device part of the suite only." ;;
-*) echo "bench: device_info failed: $(cat /tmp/vl-device-why)" >&2; exit 1 ;;
+    echo "bench: no CUDA device here ($(head -1 "$why_file")); running the simulated-device part of the suite only." ;;
+*) echo "bench: device_info failed: $(cat "$why_file")" >&2; exit 1 ;;
 esac
 rev=${VL_GIT_REV:-$(git rev-parse --short=8 HEAD 2>/dev/null || echo norev)}
 [ -n "$run_id" ] || run_id="$(date -u +%Y%m%dT%H%M%SZ)-$(hostname -s)-$gpu-$rev"
