@@ -2,8 +2,8 @@
 # the GPU sanitizer pass. Included by the Makefile; every recipe here runs from the repo root.
 #
 #   make reliability-ci every CI step below (test-san, test-tsan, valgrind, fuzz-ci,
-#                       bad-input on the plain and the sanitized build); runs them all, then
-#                       names the failing ones and fails if any did
+#                       bad-input on the plain and the sanitized build) at once, each under
+#                       its time limit (.ci/run); names the failing ones, fails if any did
 #   make test-san       the cmocka suite under ASan+UBSan+LSan (build-san/)
 #   make test-tsan      the multi-threaded tests under ThreadSanitizer (build/tsan/)
 #   make valgrind       memcheck over the host-only / simulated-device tests (build/)
@@ -12,16 +12,10 @@
 #   make bad-input      tests/bad_input/table.tsv against every program in $(BUILD)/bin (SAN=1: build-san)
 #   make sanitize-gpu   GPU box only: compute-sanitizer over the scenarios, leak and thread checks
 
-.PHONY: reliability-ci test-san test-tsan valgrind fuzz fuzz-ci fuzz-build bad-input sanitize-gpu
+.PHONY: reliability-ci tsan-build test-san test-tsan valgrind fuzz fuzz-ci fuzz-build bad-input sanitize-gpu
 
 reliability-ci:
-	@failed=(); \
-	for step in test-san test-tsan valgrind fuzz-ci bad-input "bad-input SAN=1"; do \
-	  echo "==== make $$step"; \
-	  $(MAKE) --no-print-directory $$step || failed+=("$$step"); \
-	done; \
-	if [ $${#failed[@]} -gt 0 ]; then echo "reliability-ci: failed: $${failed[*]}"; exit 1; fi; \
-	echo "reliability-ci: all steps passed"
+	@VL_CI_NO_APT=1 .ci/run test-san test-tsan valgrind fuzz-ci bad-input
 
 # --- sanitizers ----------------------------------------------------------------------
 # Why these options:
@@ -44,9 +38,11 @@ test-san:
 # ignored build/) with -fsanitize=thread instead of ASan (the two do not mix). One GPU
 # architecture is enough there: the kernels are not what TSan looks at.
 TSAN_TESTS := $(notdir $(basename $(wildcard tests/test_threads*.c tests/test_caching_property.c)))
-test-tsan:
+tsan-build:
 	@$(MAKE) --no-print-directory BUILD=build/tsan SAN= CUDA_ARCH=sm_90 \
 	  SANFLAGS="-fsanitize=thread -fno-omit-frame-pointer" $(addprefix build/tsan/tests/,$(TSAN_TESTS))
+
+test-tsan: tsan-build
 	@status=0; for t in $(TSAN_TESTS); do \
 	  TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 build/tsan/tests/$$t >build/tsan/$$t.log 2>&1 \
 	    && echo "test-tsan $$t: ok" || { status=1; echo "test-tsan $$t: FAILED"; cat build/tsan/$$t.log; }; \
