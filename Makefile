@@ -23,6 +23,17 @@ MAKEFLAGS += -j$(NPROC)
 endif
 # Quiet recipes: compiler lines only with V=1 (their warnings and errors always show).
 Q := $(if $(filter 1,$(V)),,@)
+
+# --- the command line's knobs --------------------------------------------------------
+# Every variable the command line may set, each mk/*.mk adding its own: a misspelt one
+# (QUIK=1) is an error naming the known ones (checked at the end of this file), not a
+# silent full run. INTERNAL_VARS: what recipes pass to sub-makes.
+KNOWN_VARS := CUDA_ARCH VL_GIT_REV SAN V CC NVCC CXX CUDA_HOME BUILD QUICK FULL FORCE RUN REPEAT GPUS ONLY
+INTERNAL_VARS := SANFLAGS TORCH_DIR_FOUND
+# On/off knobs: 1 is on; 0 or nothing is off (QUICK=0 is not quick); anything else is an error.
+BOOL_VARS := QUICK FULL FORCE
+$(foreach v,$(BOOL_VARS),$(if $(filter-out 0 1,$($(v))),$(error $(v)=$($(v)): use $(v)=1 or $(v)=0)))
+$(foreach v,$(BOOL_VARS),$(eval override $(v) := $(filter 1,$($(v)))))
 .DELETE_ON_ERROR:
 # Keep objects of programs and tests: they are intermediate files to make, and a second
 # `make` would otherwise compile them again.
@@ -146,8 +157,12 @@ test-heavy: setup
 	@$(MAKE) --no-print-directory tests
 	@scripts/run-tests.sh --targets-only $(BUILD) $(TEST_HEAVY_TARGETS)
 
+# Tiers: QUICK=1 (about a minute on an H100), the default (about 5 minutes), FULL=1
+# (everything: scripts/suite.d/*.full.tsv too). RUN=<id> names the run (an existing one
+# only with FORCE=1, which clears it first); ONLY=prog,prog; REPEAT=N; GPUS=all|0,1.
 bench: programs
-	@scripts/bench.sh $(if $(QUICK),--quick) $(if $(RUN),--run-id $(RUN)) $(if $(REPEAT),--repeat $(REPEAT)) $(if $(GPUS),--gpus $(GPUS))
+	@scripts/bench.sh $(if $(QUICK),--quick) $(if $(FULL),--full) $(if $(ONLY),--only $(ONLY)) \
+	  $(if $(RUN),--run-id $(RUN)) $(if $(FORCE),--force) $(if $(REPEAT),--repeat $(REPEAT)) $(if $(GPUS),--gpus $(GPUS))
 
 plots:
 	@scripts/plots.sh $(RUN)
@@ -156,4 +171,9 @@ clean:
 	rm -rf build build-san
 
 -include $(wildcard mk/*.mk)
+
+UNKNOWN_VARS := $(filter-out $(KNOWN_VARS) $(INTERNAL_VARS),$(foreach v,$(.VARIABLES),$(if $(filter command line,$(origin $(v))),$(v))))
+ifneq ($(UNKNOWN_VARS),)
+$(error unknown variable $(UNKNOWN_VARS) on the command line; known: $(sort $(KNOWN_VARS)))
+endif
 -include $(shell find $(BUILD)/obj -name '*.d' 2>/dev/null)

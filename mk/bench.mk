@@ -19,6 +19,7 @@
 #                       with a fixed busy-wait per alloc, for testing scripts/compare
 #   scripts/compare RUN_A RUN_B   (not a make target) compares two results folders
 
+KNOWN_VARS += A B PAIRS HYPERFINE_RUNS HYPERFINE_ONLY
 .PHONY: hyperfine test-compare slow-alloc ab noise
 
 PAIRS ?= 10

@@ -10,6 +10,7 @@
 #                    TEST_HEAVY_TARGETS for `make test-heavy`, not `make test`
 #   scripts/matrix FOLDER...   (not a make target) one column per machine against a baseline
 
+KNOWN_VARS += FLEET SBATCH
 .PHONY: fleet test-fleet
 
 fleet: programs
