@@ -114,7 +114,7 @@ fi
 case $di_status in
 0) have_gpu=1; gpu=$(sed -n 's/^# gpu: //p' "$info" | tr -c 'A-Za-z0-9\n' '-' | sed 's/--*/-/g; s/-$//') ;;
 77) have_gpu=0; gpu=sim
-    echo "bench: no CUDA device here ($(head -1 "$why_file")); running the simulated-device part of the suite only." ;;
+    echo "bench: no GPU found here, so only the simulated-device part of the suite runs ($(head -1 "$why_file"))" ;;
 *) echo "bench: device_info failed: $(cat "$why_file")" >&2; exit 1 ;;
 esac
 rev=${VL_GIT_REV:-$(git rev-parse --short=8 HEAD 2>/dev/null || echo norev)}
