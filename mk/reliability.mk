@@ -4,7 +4,7 @@
 #   make reliability-ci every CI step below (test-san, test-tsan, valgrind, fuzz-ci,
 #                       bad-input on the plain and the sanitized build) at once, each under
 #                       its time limit (.ci/run); names the failing ones, fails if any did
-#   make test-san       the cmocka suite under ASan+UBSan+LSan (build-san/)
+#   make test-san       the cmocka test programs under ASan+UBSan+LSan (build-san/)
 #   make test-tsan      the multi-threaded tests under ThreadSanitizer (build/tsan/)
 #   make valgrind       memcheck over the host-only / simulated-device tests (build/)
 #   make fuzz           every libFuzzer target for FUZZ_SECONDS (default 60) each (clang, build-fuzz/)
@@ -16,7 +16,7 @@ KNOWN_VARS += FUZZ_CC FUZZ_SECONDS FUZZ_CI_SECONDS VALGRIND GPU_SANITIZE_OUT
 .PHONY: reliability-ci tsan-build test-san test-tsan valgrind fuzz fuzz-ci fuzz-build bad-input sanitize-gpu
 
 reliability-ci:
-	@VL_CI_NO_APT=1 .ci/run test-san test-tsan valgrind fuzz-ci bad-input
+	@VL_CI_NO_APT=1 .ci/run test-san test-tsan valgrind fuzz-ci bad-input bad-input-san
 
 # --- sanitizers ----------------------------------------------------------------------
 # Why these options:
@@ -31,8 +31,11 @@ reliability-ci:
 VL_SAN_ENV := ASAN_OPTIONS=detect_leaks=1:protect_shadow_gap=0:detect_stack_use_after_return=1:strict_string_checks=1:check_initialization_order=1 \
               UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 
+# The test programs of build-san/ (`make test`'s script suites run the plain build's
+# programs whatever SAN says, so they are not run a second time here).
 test-san:
-	@env $(VL_SAN_ENV) $(MAKE) --no-print-directory test SAN=1
+	@$(MAKE) --no-print-directory tests SAN=1
+	@env $(VL_SAN_ENV) scripts/run-tests.sh build-san
 
 # --- ThreadSanitizer -------------------------------------------------------------------
 # The tests that run threads against one allocator, built into build/tsan/ (inside the
