@@ -114,7 +114,8 @@ fi
 case $di_status in
 0) have_gpu=1; gpu=$(sed -n 's/^# gpu: //p' "$info" | tr -c 'A-Za-z0-9\n' '-' | sed 's/--*/-/g; s/-$//') ;;
 77) have_gpu=0; gpu=sim
-    echo "bench: no GPU found here, so only the simulated-device part of the suite runs ($(head -1 "$why_file"))" ;;
+    echo "bench: no GPU found (no CUDA driver / device), so only the simulated-device part of the suite runs ($(head -1 "$why_file" |
+        sed 's/^device_info: //; s/^no GPU found (no CUDA driver \/ device): //; s/ (skipped)$//'))" ;;
 *) echo "bench: device_info failed: $(cat "$why_file")" >&2; exit 1 ;;
 esac
 rev=${VL_GIT_REV:-$(git rev-parse --short=8 HEAD 2>/dev/null || echo norev)}
@@ -282,8 +283,8 @@ done
 est_left=$(awk -v a="$est_pass" -v r="$repeat" 'BEGIN { print a * r }')
 fmt_secs() { awk -v s="$1" 'BEGIN { s = int(s + 0.5); if (s >= 60) printf "%dm%02ds", s / 60, s % 60; else printf "%ds", s }'; }
 if [ "$untimed" = "$total" ]; then
-    printf 'bench: %d jobs%s; no estimate of the time: none of them ran in an earlier run under $results/\n' \
-        "$total" "$([ "$repeat" -gt 1 ] && echo " x $repeat repetitions")"
+    printf 'bench: %d jobs%s; no estimate of the time: none of them ran in an earlier run under %s/\n' \
+        "$total" "$([ "$repeat" -gt 1 ] && echo " x $repeat repetitions")" "$results"
 else
     printf 'bench: %d jobs%s; about %s by earlier runs%s\n' "$total" "$([ "$repeat" -gt 1 ] && echo " x $repeat repetitions")" \
         "$(fmt_secs "$est_left")" "$([ "$untimed" -gt 0 ] && echo " (and $untimed job(s) never timed before)")"

@@ -52,7 +52,7 @@ reject "no job" "\[1/1\]"
 
 # Run folders: never reused without --force; --force starts from an empty folder.
 check "first run" 0 "${bench[@]}" --out "$tmp/r"
-expect "first run" "bench: 1 jobs; no estimate of the time"
+expect "first run" "bench: 1 jobs; no estimate of the time: none of them ran in an earlier run under .*/results/"
 touch "$tmp/r/older-run.csv"
 check "same folder again" 2 "${bench[@]}" --out "$tmp/r"
 expect "same folder again" "exists already: .*FORCE=1"
