@@ -346,7 +346,7 @@ run_pass() {
         skipped) count_skipped[$prog]=$((count_skipped[$prog] + 1)) ;;
         failed) count_failed[$prog]=$((count_failed[$prog] + 1)) ;;
         esac
-        est_left=$(awk -v a="$est_left" -v b="${est_of[$prog.$tag.csv]:-0}" 'BEGIN { a -= b; print a > 0 ? a : 0 }')
+        est_left=$(awk -v a="$est_left" -v b="${est_of[$prog.$tag.csv]:-0}" 'BEGIN { a -= b; print (a > 0 ? a : 0) }')
         [ "$verbose" = 1 ] && printf '%-7s %6.1fs%s\n' "$status" "$secs" "$([ "$untimed" != "$total" ] && echo "  ~$(fmt_secs "$est_left") left")"
         if [ "$status" = failed ]; then
             [ "$verbose" = 1 ] || echo "        failed: $prog $alloc $dev (exit $rc)"

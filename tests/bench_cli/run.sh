@@ -75,6 +75,15 @@ mkdir -p "$VL_RESULTS" && cp -r "$tmp/r" "$VL_RESULTS/earlier"
 check "estimate" 0 "${bench[@]}" --out "$tmp/est"
 expect "estimate" "bench: 1 jobs; about [0-9]+s by earlier runs"
 expect "estimate" "\[1/1\] .* ~[0-9]+s left"
+# A job that took 100 s before: 3m20s for two repetitions, 1m40s left after the first.
+mkdir -p "$VL_RESULTS/slow-history"
+echo "quick: 0" >"$VL_RESULTS/slow-history/env.txt"
+printf 'program,device,alloc,status,exit_code,seconds,csv,note\nfast_prog,sim,"caching",ok,0,100.00,fast_prog.caching.sim.csv,""\n' \
+    >"$VL_RESULTS/slow-history/manifest.csv"
+rm -rf "$VL_RESULTS/earlier"
+check "estimate over repetitions" 0 "${bench[@]}" --repeat 2 --out "$tmp/est2"
+expect "estimate over repetitions" "1 jobs x 2 repetitions; about 3m20s by earlier runs"
+expect "estimate over repetitions" "repetition 1/2 done .*, ~1m40s left"
 
 # Two runs in the same second (date pinned): two folders.
 cat >"$tmp/fakebin/date" <<'P'
