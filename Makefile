@@ -8,10 +8,32 @@
 # Areas with targets of their own (fuzzing, sanitizers, hyperfine, ...) keep them in mk/*.mk.
 #
 # Knobs: CUDA_ARCH=sm_90 (one architecture; default: every one nvcc supports from
-# Turing on, plus PTX), VL_GIT_REV=<rev> (for a copy of the tree without .git), SAN=1 (host code under ASan+UBSan, in build-san/), CC, NVCC.
+# Turing on, plus PTX), VL_GIT_REV=<rev> (for a copy of the tree without .git),
+# SAN=1 (host code under ASan+UBSan, in build-san/), V=1 (show the compiler command
+# lines; the build is quiet otherwise), CC, NVCC.
+# Builds run on every core unless -jN is given.
 
 SHELL := /bin/bash
 .DEFAULT_GOAL := all
+NPROC := $(shell nproc 2>/dev/null || echo 2)
+# Every core by default, at the top level only (a sub-make shares its parent's jobs);
+# not with `clean` among the goals (clean and a build would race).
+ifeq ($(MAKELEVEL)$(filter -j% --jobserver%,$(MAKEFLAGS))$(filter clean,$(MAKECMDGOALS)),0)
+MAKEFLAGS += -j$(NPROC)
+endif
+# Quiet recipes: compiler lines only with V=1 (their warnings and errors always show).
+Q := $(if $(filter 1,$(V)),,@)
+
+# --- the command line's knobs --------------------------------------------------------
+# Every variable the command line may set, each mk/*.mk adding its own: a misspelt one
+# (QUIK=1) is an error naming the known ones (checked at the end of this file), not a
+# silent full run. INTERNAL_VARS: what recipes pass to sub-makes.
+KNOWN_VARS := CUDA_ARCH VL_GIT_REV SAN V CC NVCC CXX CUDA_HOME BUILD QUICK FULL FORCE RUN REPEAT GPUS ONLY
+INTERNAL_VARS := SANFLAGS TORCH_DIR_FOUND
+# On/off knobs: 1 is on; 0 or nothing is off (QUICK=0 is not quick); anything else is an error.
+BOOL_VARS := QUICK FULL FORCE
+$(foreach v,$(BOOL_VARS),$(if $(filter-out 0 1,$($(v))),$(error $(v)=$($(v)): use $(v)=1 or $(v)=0)))
+$(foreach v,$(BOOL_VARS),$(eval override $(v) := $(filter 1,$($(v)))))
 .DELETE_ON_ERROR:
 # Keep objects of programs and tests: they are intermediate files to make, and a second
 # `make` would otherwise compile them again.
@@ -77,7 +99,7 @@ TEST_SUPPORT_OBJS := $(TEST_SUPPORT:%.c=$(BUILD)/obj/%.o)
 
 VERSION_H := $(BUILD)/gen/vl_version.h
 
-.PHONY: all programs tests test bench plots clean setup FORCE
+.PHONY: all programs tests test test-heavy bench plots clean setup FORCE
 all: programs
 
 programs: $(PROGS)
@@ -94,27 +116,27 @@ $(BUILD)/obj/lib/runinfo.o: $(VERSION_H)
 
 $(BUILD)/obj/%.o: %.c
 	@mkdir -p $(@D)
-	$(CC) $(CPPFLAGS) $(CFLAGS) -c $< -o $@
+	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) -c $< -o $@
 
 $(BUILD)/obj/%.o: %.cu
 	@mkdir -p $(@D)
-	$(NVCC) $(NVCCFLAGS) -c $< -o $@
+	$(Q)$(NVCC) $(NVCCFLAGS) -c $< -o $@
 
 $(LIB_A): $(LIB_OBJS)
 	@mkdir -p $(@D)
-	rm -f $@ && ar rcs $@ $^
+	$(Q)rm -f $@ && ar rcs $@ $^
 
 $(BUILD)/bin/%: $(BUILD)/obj/scenarios/%.o $(LIB_A)
 	@mkdir -p $(@D)
-	$(CC) $(LDFLAGS) $< $(LIB_A) $(LDLIBS) -o $@
+	$(Q)$(CC) $(LDFLAGS) $< $(LIB_A) $(LDLIBS) -o $@
 
 $(BUILD)/bin/%: $(BUILD)/obj/bench/%.o $(LIB_A)
 	@mkdir -p $(@D)
-	$(CC) $(LDFLAGS) $< $(LIB_A) $(LDLIBS) -o $@
+	$(Q)$(CC) $(LDFLAGS) $< $(LIB_A) $(LDLIBS) -o $@
 
 $(BUILD)/tests/%: $(BUILD)/obj/tests/%.o $(TEST_SUPPORT_OBJS) $(LIB_A) | setup
 	@mkdir -p $(@D)
-	$(CC) $(LDFLAGS) $< $(TEST_SUPPORT_OBJS) $(LIB_A) -L$(CMOCKA_LIBDIR) -Wl,-rpath,$(CMOCKA_LIBDIR) -lcmocka $(LDLIBS) -o $@
+	$(Q)$(CC) $(LDFLAGS) $< $(TEST_SUPPORT_OBJS) $(LIB_A) -L$(CMOCKA_LIBDIR) -Wl,-rpath,$(CMOCKA_LIBDIR) -lcmocka $(LDLIBS) -o $@
 
 $(BUILD)/obj/tests/%.o: CPPFLAGS += $(if $(filter-out /usr,$(CMOCKA_PREFIX)),-isystem $(CMOCKA_PREFIX)/include) -Itests
 
@@ -122,12 +144,25 @@ $(BUILD)/obj/tests/%.o: CPPFLAGS += $(if $(filter-out /usr,$(CMOCKA_PREFIX)),-is
 setup:
 	@scripts/setup-deps.sh
 
+# The heavy suites are not part of `make test`; they run on their own (and in CI).
+TEST_HEAVY_NOTE = make test-heavy ($(TEST_HEAVY_TARGETS)), make reliability-ci (sanitizers, valgrind, fuzzing), make proptest
+
 test: setup
+	@echo "make test: unit tests and $(words $(TEST_EXTRA_TARGETS)) script suites, $(NPROC) at a time; not included, run on their own: $(TEST_HEAVY_NOTE)"
 	@$(MAKE) --no-print-directory tests
 	@scripts/run-tests.sh $(BUILD) $(TEST_EXTRA_TARGETS)
 
+# Suites too slow or too heavy for `make test` (they register in TEST_HEAVY_TARGETS).
+test-heavy: setup
+	@$(MAKE) --no-print-directory tests
+	@scripts/run-tests.sh --targets-only $(BUILD) $(TEST_HEAVY_TARGETS)
+
+# Tiers: QUICK=1 (about a minute on an H100), the default (about 5 minutes), FULL=1
+# (everything: scripts/suite.d/*.full.tsv too). RUN=<id> names the run (an existing one
+# only with FORCE=1, which clears it first); ONLY=prog,prog; REPEAT=N; GPUS=all|0,1.
 bench: programs
-	@scripts/bench.sh $(if $(QUICK),--quick) $(if $(RUN),--run-id $(RUN)) $(if $(REPEAT),--repeat $(REPEAT)) $(if $(GPUS),--gpus $(GPUS))
+	@scripts/bench.sh $(if $(QUICK),--quick) $(if $(FULL),--full) $(if $(ONLY),--only $(ONLY)) \
+	  $(if $(RUN),--run-id $(RUN)) $(if $(FORCE),--force) $(if $(REPEAT),--repeat $(REPEAT)) $(if $(GPUS),--gpus $(GPUS))
 
 plots:
 	@scripts/plots.sh $(RUN)
@@ -136,4 +171,9 @@ clean:
 	rm -rf build build-san
 
 -include $(wildcard mk/*.mk)
+
+UNKNOWN_VARS := $(filter-out $(KNOWN_VARS) $(INTERNAL_VARS),$(foreach v,$(.VARIABLES),$(if $(filter command line,$(origin $(v))),$(v))))
+ifneq ($(UNKNOWN_VARS),)
+$(error unknown variable $(UNKNOWN_VARS) on the command line; known: $(sort $(KNOWN_VARS)))
+endif
 -include $(shell find $(BUILD)/obj -name '*.d' 2>/dev/null)

@@ -131,5 +131,8 @@ typedef enum vl_sim_op {
     VL_SIM_UNMAP, VL_SIM_EVENT_RECORD, VL_SIM_EVENT_QUERY, VL_SIM_SYNCHRONIZE, VL_SIM_PHYS_RELEASE, VL_SIM_OPS
 } vl_sim_op;
 void vl_sim_fail_nth(vl_device *d, vl_sim_op op, uint64_t n);
+/* How many calls of kind op the simulator has had (counted as vl_sim_fail_nth counts
+ * them); 0 for a real device. Lets a fault sweep know the Nth call exists. */
+uint64_t vl_sim_calls(vl_device *d, vl_sim_op op);
 
 #endif

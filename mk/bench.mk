@@ -19,6 +19,7 @@
 #                       with a fixed busy-wait per alloc, for testing scripts/compare
 #   scripts/compare RUN_A RUN_B   (not a make target) compares two results folders
 
+KNOWN_VARS += A B PAIRS HYPERFINE_RUNS HYPERFINE_ONLY
 .PHONY: hyperfine test-compare slow-alloc ab noise
 
 PAIRS ?= 10
@@ -49,7 +50,7 @@ slow-alloc: $(BUILD)/lib/libslow_alloc.so
 # library loaded into a process; it is found through the rpath.
 $(BUILD)/lib/libslow_alloc.so: tests/plugins/slow_alloc.c
 	@mkdir -p $(@D)
-	$(CC) $(CPPFLAGS) $(filter-out -MMD -MP,$(CFLAGS)) -shared $< -L$(CUDA_HOME)/lib64 -lcudart \
+	$(Q)$(CC) $(CPPFLAGS) $(filter-out -MMD -MP,$(CFLAGS)) -shared $< -L$(CUDA_HOME)/lib64 -lcudart \
 	  -Wl,-rpath,$(CUDA_HOME)/lib64 -o $@
 
 tests: $(BUILD)/lib/libslow_alloc.so

@@ -6,6 +6,7 @@
 #                   PROPTEST_CHECK_EVERY steps (1 = every step; ~25 us per step then).
 #                   CI runs the same binary with 200k operations, full walk every step.
 
+KNOWN_VARS += PROPTEST_OPS PROPTEST_SEEDS PROPTEST_CHECK_EVERY
 .PHONY: proptest
 
 PROPTEST_OPS ?= 10000000

@@ -6,9 +6,11 @@
 #                    suite into results/<fleet-id>/<host>-<gpu>-<driver>/, then the matrix
 #   make test-fleet  tests/fleet/run.sh: a one-node Slurm cluster brought up and taken
 #                    down by the test (root; skipped where Slurm cannot start);
-#                    registered in TEST_EXTRA_TARGETS for `make test`
+#                    heavy (Slurm, ~20 s, may install slurm with apt): registered in
+#                    TEST_HEAVY_TARGETS for `make test-heavy`, not `make test`
 #   scripts/matrix FOLDER...   (not a make target) one column per machine against a baseline
 
+KNOWN_VARS += FLEET SBATCH
 .PHONY: fleet test-fleet
 
 fleet: programs
@@ -18,4 +20,4 @@ fleet: programs
 test-fleet: programs
 	@tests/fleet/run.sh
 
-TEST_EXTRA_TARGETS += test-fleet
+TEST_HEAVY_TARGETS += test-fleet

@@ -35,7 +35,7 @@ peer-rmm:
 $(PEER_TORCH_SO): lib/peers/torch_shim.cpp lib/peers/peer_abi.h
 	@test -n "$(TORCH_DIR_FOUND)" || { echo "use: make peers"; exit 2; }
 	@mkdir -p $(@D)
-	$(CXX) -std=c++17 -O2 -g -Wall -Wextra -Werror -Wshadow -fPIC -fvisibility=hidden -shared -pthread -Ilib \
+	$(Q)$(CXX) -std=c++17 -O2 -g -Wall -Wextra -Werror -Wshadow -fPIC -fvisibility=hidden -shared -pthread -Ilib \
 	  -DTORCH_SHIM_VERSION='"$(shell sed -n "s/^__version__ = '\(.*\)'.*/\1/p" $(TORCH_DIR_FOUND)/version.py 2>/dev/null)"' \
 	  -I$(CUDA_HOME)/include -isystem $(TORCH_DIR_FOUND)/include $< \
 	  -L$(TORCH_DIR_FOUND)/lib -lc10_cuda -lc10 -Wl,-rpath,$(TORCH_DIR_FOUND)/lib -Wl,-z,defs -o $@
@@ -46,7 +46,7 @@ $(PEER_TORCH_SO): lib/peers/torch_shim.cpp lib/peers/peer_abi.h
 PEER_RMM_OBJ := $(BUILD)/obj/lib/peers/rmm_shim.o
 $(PEER_RMM_OBJ): lib/peers/rmm_shim.cpp lib/peers/peer_abi.h $(RMM_VERSION_FILE)
 	@mkdir -p $(@D)
-	$(NVCC) -std=c++20 -x cu -O2 -Xcompiler -fPIC,-Wall,-Wextra,-fvisibility=hidden -Werror all-warnings $(GENCODE) \
+	$(Q)$(NVCC) -std=c++20 -x cu -O2 -Xcompiler -fPIC,-Wall,-Wextra,-fvisibility=hidden -Werror all-warnings $(GENCODE) \
 	  -DRMM_SHIM_VERSION='"$(shell cat $(RMM_VERSION_FILE))"' -Ilib -isystem $(RMM_DEPS)/librmm/include/rapids \
 	  -isystem $(RMM_DEPS)/librmm/include -isystem $(RMM_DEPS)/rapids_logger/include -c $< -o $@
 
@@ -54,7 +54,7 @@ $(PEER_RMM_OBJ): lib/peers/rmm_shim.cpp lib/peers/peer_abi.h $(RMM_VERSION_FILE)
 # tree copied elsewhere with build/ and .deps/ still finds them.
 $(PEER_RMM_SO): $(PEER_RMM_OBJ)
 	@mkdir -p $(@D)
-	$(NVCC) -shared -Xlinker --exclude-libs,ALL -Xlinker -z,defs $< -o $@ \
+	$(Q)$(NVCC) -shared -Xlinker --exclude-libs,ALL -Xlinker -z,defs $< -o $@ \
 	  -L$(RMM_DEPS)/librmm/lib64 -L$(RMM_DEPS)/rapids_logger/lib64 -lrmm -lrapids_logger -cudart static \
 	  -Xlinker -rpath,'$$ORIGIN/../../.deps/rmm/librmm/lib64:$$ORIGIN/../../.deps/rmm/rapids_logger/lib64' \
 	  -Xlinker -rpath,$(RMM_DEPS)/librmm/lib64:$(RMM_DEPS)/rapids_logger/lib64
@@ -65,7 +65,7 @@ FAKE_PEERS := $(BUILD)/tests/peers/libvramlab_peer_torch.so $(BUILD)/tests/peers
 tests: $(FAKE_PEERS)
 $(FAKE_PEERS): tests/plugins/fake_peer.c lib/peers/peer_abi.h
 	@mkdir -p $(@D)
-	$(CC) $(CPPFLAGS) $(filter-out -MMD -MP,$(CFLAGS)) -shared $< -o $@
+	$(Q)$(CC) $(CPPFLAGS) $(filter-out -MMD -MP,$(CFLAGS)) -shared $< -o $@
 
 # scripts/peer-tables (the README's tables of vramlab against its peers) on a simulated
 # repeated run and on synthetic peer CSVs: no GPU, torch or RMM.

@@ -2,9 +2,9 @@
 # the GPU sanitizer pass. Included by the Makefile; every recipe here runs from the repo root.
 #
 #   make reliability-ci every CI step below (test-san, test-tsan, valgrind, fuzz-ci,
-#                       bad-input on the plain and the sanitized build); runs them all, then
-#                       names the failing ones and fails if any did
-#   make test-san       the cmocka suite under ASan+UBSan+LSan (build-san/)
+#                       bad-input on the plain and the sanitized build) at once, each under
+#                       its time limit (.ci/run); names the failing ones, fails if any did
+#   make test-san       the cmocka test programs under ASan+UBSan+LSan (build-san/)
 #   make test-tsan      the multi-threaded tests under ThreadSanitizer (build/tsan/)
 #   make valgrind       memcheck over the host-only / simulated-device tests (build/)
 #   make fuzz           every libFuzzer target for FUZZ_SECONDS (default 60) each (clang, build-fuzz/)
@@ -12,16 +12,11 @@
 #   make bad-input      tests/bad_input/table.tsv against every program in $(BUILD)/bin (SAN=1: build-san)
 #   make sanitize-gpu   GPU box only: compute-sanitizer over the scenarios, leak and thread checks
 
-.PHONY: reliability-ci test-san test-tsan valgrind fuzz fuzz-ci fuzz-build bad-input sanitize-gpu
+KNOWN_VARS += FUZZ_CC FUZZ_SECONDS FUZZ_CI_SECONDS VALGRIND GPU_SANITIZE_OUT
+.PHONY: reliability-ci tsan-build test-san test-tsan valgrind fuzz fuzz-ci fuzz-build bad-input sanitize-gpu
 
 reliability-ci:
-	@failed=(); \
-	for step in test-san test-tsan valgrind fuzz-ci bad-input "bad-input SAN=1"; do \
-	  echo "==== make $$step"; \
-	  $(MAKE) --no-print-directory $$step || failed+=("$$step"); \
-	done; \
-	if [ $${#failed[@]} -gt 0 ]; then echo "reliability-ci: failed: $${failed[*]}"; exit 1; fi; \
-	echo "reliability-ci: all steps passed"
+	@VL_CI_NO_APT=1 .ci/run test-san test-tsan valgrind fuzz-ci bad-input bad-input-san
 
 # --- sanitizers ----------------------------------------------------------------------
 # Why these options:
@@ -36,17 +31,22 @@ reliability-ci:
 VL_SAN_ENV := ASAN_OPTIONS=detect_leaks=1:protect_shadow_gap=0:detect_stack_use_after_return=1:strict_string_checks=1:check_initialization_order=1 \
               UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 
+# The test programs of build-san/ (`make test`'s script suites run the plain build's
+# programs whatever SAN says, so they are not run a second time here).
 test-san:
-	@env $(VL_SAN_ENV) $(MAKE) --no-print-directory test SAN=1
+	@$(MAKE) --no-print-directory tests SAN=1
+	@env $(VL_SAN_ENV) scripts/run-tests.sh build-san
 
 # --- ThreadSanitizer -------------------------------------------------------------------
 # The tests that run threads against one allocator, built into build/tsan/ (inside the
 # ignored build/) with -fsanitize=thread instead of ASan (the two do not mix). One GPU
 # architecture is enough there: the kernels are not what TSan looks at.
 TSAN_TESTS := $(notdir $(basename $(wildcard tests/test_threads*.c tests/test_caching_property.c)))
-test-tsan:
+tsan-build:
 	@$(MAKE) --no-print-directory BUILD=build/tsan SAN= CUDA_ARCH=sm_90 \
 	  SANFLAGS="-fsanitize=thread -fno-omit-frame-pointer" $(addprefix build/tsan/tests/,$(TSAN_TESTS))
+
+test-tsan: tsan-build
 	@status=0; for t in $(TSAN_TESTS); do \
 	  TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 build/tsan/tests/$$t >build/tsan/$$t.log 2>&1 \
 	    && echo "test-tsan $$t: ok" || { status=1; echo "test-tsan $$t: FAILED"; cat build/tsan/$$t.log; }; \
@@ -96,25 +96,25 @@ $(FUZZ_DIR)/gen/vl_version.h:
 # gcc build with -Werror is the judge of the library's warnings).
 $(FUZZ_DIR)/obj/lib/%.o: lib/%.c $(FUZZ_DIR)/gen/vl_version.h
 	@mkdir -p $(@D)
-	$(FUZZ_CC) $(FUZZ_CPPFLAGS) $(FUZZ_CFLAGS) -Wno-missing-field-initializers -fsanitize=fuzzer-no-link -c $< -o $@
+	$(Q)$(FUZZ_CC) $(FUZZ_CPPFLAGS) $(FUZZ_CFLAGS) -Wno-missing-field-initializers -fsanitize=fuzzer-no-link -c $< -o $@
 
 $(FUZZ_DIR)/obj/tests/fuzz/%.o: tests/fuzz/%.c
 	@mkdir -p $(@D)
-	$(FUZZ_CC) $(FUZZ_CPPFLAGS) $(FUZZ_CFLAGS) -Werror -Wshadow -Wstrict-prototypes -Wformat=2 -Wno-missing-field-initializers \
+	$(Q)$(FUZZ_CC) $(FUZZ_CPPFLAGS) $(FUZZ_CFLAGS) -Werror -Wshadow -Wstrict-prototypes -Wformat=2 -Wno-missing-field-initializers \
 	  -fsanitize=fuzzer-no-link -c $< -o $@
 
 $(FUZZ_DIR)/gen/device_stubs.c: $(FUZZ_LIB_OBJS) tests/fuzz/gen_stubs.sh
 	@mkdir -p $(@D)
-	tests/fuzz/gen_stubs.sh $(FUZZ_LIB_OBJS) > $@
+	$(Q)tests/fuzz/gen_stubs.sh $(FUZZ_LIB_OBJS) > $@
 
 $(FUZZ_DIR)/obj/gen/device_stubs.o: $(FUZZ_DIR)/gen/device_stubs.c
 	@mkdir -p $(@D)
-	$(FUZZ_CC) $(FUZZ_CFLAGS) -w -c $< -o $@
+	$(Q)$(FUZZ_CC) $(FUZZ_CFLAGS) -w -c $< -o $@
 
 $(FUZZ_DIR)/bin/%: $(FUZZ_DIR)/obj/tests/fuzz/%.o $(FUZZ_HELPER_OBJS) \
                    $(FUZZ_DIR)/obj/gen/device_stubs.o $(FUZZ_LIB_OBJS)
 	@mkdir -p $(@D)
-	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer $^ -ldl -lm -lrt -o $@
+	$(Q)$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer $^ -ldl -lm -lrt -o $@
 
 fuzz-build: $(FUZZ_BINS)
 

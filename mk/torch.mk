@@ -22,7 +22,7 @@ TEST_EXTRA_TARGETS += test-gpu-torch test-torch-snapshot
 # library neither clashes with torch's libcudart nor needs a libcudart of its own.
 $(PLUGIN_SO): $(BUILD)/obj/lib/torch/vramlab_caching.o $(LIB_A) lib/torch/exports.map
 	@mkdir -p $(@D)
-	$(CC) -shared $(LDFLAGS) -Wl,-soname,libvramlab_caching.so -Wl,--version-script=lib/torch/exports.map \
+	$(Q)$(CC) -shared $(LDFLAGS) -Wl,-soname,libvramlab_caching.so -Wl,--version-script=lib/torch/exports.map \
 	  -Wl,--exclude-libs,ALL $(if $(SAN),,-Wl,-z,defs) $< $(LIB_A) $(LDLIBS) -o $@
 
 # torch's folder, found without importing torch (an import takes seconds).
@@ -42,7 +42,7 @@ torch-compare:
 $(TORCH_COMPARE): bench/torch/torch_alloc_compare.cpp $(LIB_A)
 	@test -n "$(TORCH_DIR_FOUND)" || { echo "use: make torch-compare"; exit 2; }
 	@mkdir -p $(@D)
-	$(CXX) -std=c++17 -O2 -g -Wall -Wextra -Werror -Wshadow -pthread -D_GNU_SOURCE -Ilib -I$(BUILD)/gen \
+	$(Q)$(CXX) -std=c++17 -O2 -g -Wall -Wextra -Werror -Wshadow -pthread -D_GNU_SOURCE -Ilib -I$(BUILD)/gen \
 	  -I$(CUDA_HOME)/include -isystem $(TORCH_DIR_FOUND)/include $< $(LIB_A) \
 	  -L$(TORCH_DIR_FOUND)/lib -lc10_cuda -lc10 -L$(CUDA_HOME)/lib64 -lcudart -ldl -lrt -lm \
 	  -Wl,-rpath,$(TORCH_DIR_FOUND)/lib -Wl,-rpath,$(CUDA_HOME)/lib64 -o $@
@@ -66,4 +66,4 @@ TORCH_PLUGIN_TEST := $(BUILD)/tests/test_torch_plugin
 tests: $(TORCH_PLUGIN_TEST)
 $(TORCH_PLUGIN_TEST): $(BUILD)/obj/tests/gpu/test_torch_plugin.o $(LIB_A) | setup
 	@mkdir -p $(@D)
-	$(CC) $(LDFLAGS) $< $(LIB_A) -L$(CMOCKA_LIBDIR) -Wl,-rpath,$(CMOCKA_LIBDIR) -lcmocka $(LDLIBS) -o $@
+	$(Q)$(CC) $(LDFLAGS) $< $(LIB_A) -L$(CMOCKA_LIBDIR) -Wl,-rpath,$(CMOCKA_LIBDIR) -lcmocka $(LDLIBS) -o $@

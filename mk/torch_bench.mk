@@ -18,8 +18,9 @@
 # when it is not). Overridable (empty) by the skip test.
 TORCH_BENCH_DEPS ?= plugin peer-rmm
 
+KNOWN_VARS += ROUNDS BUDGET RESUME TORCH_BENCH_ARGS TORCH_BENCH_DEPS
 .PHONY: torch-bench test-torch-bench
-TEST_EXTRA_TARGETS += test-torch-bench
+TEST_HEAVY_TARGETS += test-torch-bench
 
 torch-bench: $(TORCH_BENCH_DEPS)
 	@why=$$(python3 scripts/torch/bench.py --check 2>&1); rc=$$?; \

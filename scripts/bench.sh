@@ -16,11 +16,24 @@
 #   (@all: vramlab's own and the CUDA allocators; @peers: PyTorch's and RMM's, each skipped
 #   where its shim is not built)
 #   label: names the line's CSVs (<program>.<label>.<alloc>...) when a program has several lines
+# Tiers: the default suite is scripts/suite.d/*.tsv but *.full.tsv (about 5 minutes on
+# an H100); --full adds *.full.tsv (everything); --quick runs each job's short
+# configuration (about a minute).
 # A job whose --trace FILE is not here (the full traces of results/traces/, which
-# `make torch-traces` records) is skipped, as is one whose program exits 77 (no GPU, a
-# peer not built); manifest.csv's note says why (the first line of the job's log).
-# Usage: scripts/bench.sh [--quick] [--repeat N] [--run-id ID | --out DIR] [--only PROG[,PROG...]]
-#                         [--alloc SPEC] [--bin DIR] [--no-plots]
+# `make torch-traces` records) replays the shipped fixture of that trace instead
+# (tests/fixtures/traces/NAME.tiny.csv; its CSVs are labelled -fixture), and is left out
+# where the suite replays that fixture already. A job whose program exits 77 (no GPU, a
+# peer not built) is skipped; manifest.csv's note says why (the first line of its log).
+# The time left is estimated from the seconds of the same jobs in earlier runs'
+# manifest.csv under results/ (jobs never run before are counted apart).
+# Folders: an existing, non-empty --run-id/--out folder is refused unless --force, which
+# clears it first (so that results never mix with an older run's); the default run id
+# gets -2, -3, ... when another run started in the same second. Each results folder
+# (the run, each rep-<k>/, each gpu<N>/) gets a file COMPLETE, written last
+# ("complete <UTC ISO date> jobs=<N>"), once every job of that folder has run; an
+# interrupted run (SIGINT, SIGTERM) has none and says so.
+# Usage: scripts/bench.sh [--quick | --full] [--repeat N] [--run-id ID | --out DIR] [--force]
+#                         [--only PROG[,PROG...]] [--alloc SPEC] [--bin DIR] [--no-plots]
 #   --alloc SPEC  every line that takes an allocator runs with SPEC alone (sim lines only
 #                 for caching SPECs); lines without --alloc run unchanged
 #   --bin DIR     the programs of another build (scripts/ab compares two builds)
@@ -32,13 +45,18 @@
 #   --gpus all|N[,N...]  (make bench GPUS=...) the single-GPU suite once per GPU into
 #                 <out>/gpu<N>/ (each a complete results folder, for scripts/compare
 #                 <out>/gpu0 <out>/gpu1), then the `multi` lines once into <out>/multigpu/
+# Environment (for the tests): VL_RESULTS, the results root (default results);
+# VL_SUITE_DIR, the suite's folder (default scripts/suite.d).
 set -u
 cd "$(dirname "$0")/.."
-quick=0 run_id= only= repeat=1 out= alloc_override= bin=build/bin plots=1 known_info= device_override= gpus= multi_only=0
+results=${VL_RESULTS:-results} suite_dir=${VL_SUITE_DIR:-scripts/suite.d}
+quick=0 full=0 force=0 run_id= only= repeat=1 out= alloc_override= bin=build/bin plots=1 known_info= device_override= gpus= multi_only=0
 args_in=("$@")
 while [ $# -gt 0 ]; do
     case $1 in
     --quick) quick=1 ;;
+    --full) full=1 ;;
+    --force) force=1 ;;
     --run-id) run_id=${2:?--run-id needs a value}; shift ;;
     --out) out=${2:?--out needs a folder}; shift ;;
     --only) only=${2:?--only needs a program}; shift ;;
@@ -59,28 +77,90 @@ done
 [ -z "$gpus" ] || [[ $gpus =~ ^(all|[0-9]+(,[0-9]+)*)$ ]] || { echo "bench.sh: --gpus needs all or N[,N...], not '$gpus'" >&2; exit 2; }
 [ -z "$gpus" ] || [ -z "$device_override" ] || { echo "bench.sh: --gpus and --device exclude each other" >&2; exit 2; }
 ALL_ALLOCS="raw async caching caching:segments=expandable"
+[ "$quick" = 1 ] && [ "$full" = 1 ] && { echo "bench.sh: --quick and --full exclude each other" >&2; exit 2; }
+
+# The suite files of this tier: *.full.tsv only with --full.
+suites=()
+for suite in "$suite_dir"/*.tsv; do
+    [ -f "$suite" ] || continue
+    [[ $suite == *.full.tsv ]] && [ "$full" = 0 ] && continue
+    suites+=("$suite")
+done
+# --only names programs of the suite; --alloc an allocator the programs know.
+if [ -n "$only" ]; then
+    known_progs=$(awk -F'\t' '$1 != "" && $1 !~ /^#/ { print $1 }' "$suite_dir"/*.tsv | sort -u)
+    IFS=, read -ra wanted <<<"$only"
+    for p in "${wanted[@]}"; do
+        grep -qxF -- "$p" <<<"$known_progs" ||
+            { echo "bench.sh: --only: unknown program '$p' (the suite's programs: $(echo $known_progs | tr ' ' ','))" >&2; exit 2; }
+    done
+fi
+if [ -n "$alloc_override" ]; then
+    known_allocs=$("$bin/random_churn" --alloc help 2>/dev/null | sed -n 's/^  \([a-z_]*\)  .*/\1/p')
+    [ -z "$known_allocs" ] || grep -qxF -- "${alloc_override%%:*}" <<<"$known_allocs" ||
+        { echo "bench.sh: --alloc: unknown allocator '${alloc_override%%:*}' (allocators: $(echo $known_allocs | tr ' ' ','))" >&2; exit 2; }
+fi
 PEER_ALLOCS="torch torch:expandable_segments=1 rmm:pool,initial=256MiB rmm:async rmm:arena rmm:binning" # pool: RMM's default first size, half the free memory, would be what it measures
 
 # Is there a GPU? device_info exits 77 with one line when there is none.
-info=$(mktemp); trap 'rm -f "$info"' EXIT
+info=$(mktemp) why_file=$(mktemp); trap 'rm -f "$info" "$why_file"' EXIT
 if [ -n "$known_info" ]; then
-    cp "$known_info" "$info" 2>/tmp/vl-device-why && grep -q '^# gpu: ' "$info"
-    [ $? = 0 ] && di_status=0 || { di_status=77; echo "device_info: $known_info names no GPU" >/tmp/vl-device-why; }
+    cp "$known_info" "$info" 2>"$why_file" && grep -q '^# gpu: ' "$info"
+    [ $? = 0 ] && di_status=0 || { di_status=77; echo "device_info: $known_info names no GPU" >"$why_file"; }
 else
-    $bin/device_info ${device_override:+--device "$device_override"} -o "$info" 2>/tmp/vl-device-why
+    $bin/device_info ${device_override:+--device "$device_override"} -o "$info" 2>"$why_file"
     di_status=$?
 fi
 case $di_status in
 0) have_gpu=1; gpu=$(sed -n 's/^# gpu: //p' "$info" | tr -c 'A-Za-z0-9\n' '-' | sed 's/--*/-/g; s/-$//') ;;
 77) have_gpu=0; gpu=sim
-    echo "bench: no CUDA device here ($(head -1 /tmp/vl-device-why)); running the simulated-device part of the suite only." ;;
-*) echo "bench: device_info failed: $(cat /tmp/vl-device-why)" >&2; exit 1 ;;
+    echo "bench: no GPU found (no CUDA driver / device), so only the simulated-device part of the suite runs ($(head -1 "$why_file" |
+        sed 's/^device_info: //; s/^no GPU found (no CUDA driver \/ device): //; s/ (skipped)$//'))" ;;
+*) echo "bench: device_info failed: $(cat "$why_file")" >&2; exit 1 ;;
 esac
 rev=${VL_GIT_REV:-$(git rev-parse --short=8 HEAD 2>/dev/null || echo norev)}
-[ -n "$run_id" ] || run_id="$(date -u +%Y%m%dT%H%M%SZ)-$(hostname -s)-$gpu-$rev"
-[ -n "$out" ] || out=results/$run_id
+if [ -n "$out" ] || [ -n "$run_id" ]; then # a folder the caller named: never mixed with an older run
+    [ -n "$out" ] || out=$results/$run_id
+    if [ -d "$out" ] && [ -n "$(ls -A "$out")" ]; then
+        if [ "$force" = 0 ]; then
+            echo "bench.sh: $out exists already: give another run id, or FORCE=1 (--force) to clear it first" >&2; exit 2
+        fi
+        # Only what bench.sh wrote is cleared: a folder with no manifest.csv is not a run.
+        find "$out" -maxdepth 3 -name manifest.csv | grep -q . ||
+            { echo "bench.sh: --force: $out holds no manifest.csv, so it is not a results folder; not cleared" >&2; exit 2; }
+        echo "bench: --force: clearing $out"
+        rm -rf "$out"
+    fi
+    mkdir -p "$out" || exit 1
+else # the default id; a second run started in the same second gets -2, -3, ...
+    base=$results/$(date -u +%Y%m%dT%H%M%SZ)-$(hostname -s)-$gpu-$rev
+    mkdir -p "$results"
+    out=$base
+    for ((k = 2; ; k++)); do
+        mkdir "$out" 2>/dev/null && break
+        [ -d "$out" ] || { echo "bench.sh: cannot create $out" >&2; exit 1; }
+        out=$base-$k
+    done
+fi
 run_id=$(basename "$out")
-mkdir -p "$out"
+
+# mark_complete DIR JOBS: DIR is a complete results folder (the shared convention).
+mark_complete() {
+    echo "complete $(date -u +%Y-%m-%dT%H:%M:%SZ) jobs=$2" >"$1/COMPLETE.tmp" && mv "$1/COMPLETE.tmp" "$1/COMPLETE"
+}
+# Interrupted: the folder has no COMPLETE; stop the running job and say so.
+job_pid=
+interrupted() {
+    # The running job (also one started a moment ago, before job_pid was set).
+    local running
+    running=$(jobs -p)
+    [ -n "$job_pid$running" ] && kill -TERM $job_pid $running 2>/dev/null
+    echo >&2
+    echo "bench: interrupted ($1): the run in $out is incomplete (no COMPLETE file); do not compare it" >&2
+    exit "$2"
+}
+trap 'interrupted SIGINT 130' INT
+trap 'interrupted SIGTERM 143' TERM
 
 # --gpus: this script again, once per GPU (with --device cuda:N, into gpu<N>/), then the
 # lines that use several GPUs once. device_info answers 77 for an ordinal that is not there.
@@ -101,31 +181,50 @@ if [ -n "$gpus" ] && [ "$have_gpu" = 1 ]; then
         case $a in --gpus|--out|--run-id) skip_next=1; continue ;; esac
         pass+=("$a")
     done
-    status=0
+    status=0 sub_jobs=0
     for g in "${list[@]}"; do
         echo "== bench: GPU $g -> $out/gpu$g"
         "$0" "${pass[@]}" --device "cuda:$g" --out "$out/gpu$g" || status=1
     done
     # The lines that use several GPUs, where the suite (and --only) has any.
     if awk -F'\t' -v only=",$only," '$1 !~ /^#/ && $2 ~ /multi/ && (only == ",," || index(only, "," $1 ",")) { f = 1 }
-                                      END { exit !f }' scripts/suite.d/*.tsv; then
+                                      END { exit !f }' "$suite_dir"/*.tsv; then
         echo "== bench: the multi-GPU lines -> $out/multigpu"
         "$0" "${pass[@]}" --multi-only --out "$out/multigpu" || status=1
     fi
     echo "bench: per-GPU results in $out/gpu{$(IFS=,; echo "${list[*]}")}; compare two with: scripts/compare $out/gpu${list[0]} $out/gpu${list[-1]}"
+    # The whole is complete when each part is.
+    for part in "$out"/gpu* "$out"/multigpu; do
+        [ -d "$part" ] || continue
+        [ -f "$part/COMPLETE" ] || { status=1; continue; }
+        sub_jobs=$((sub_jobs + $(sed -n 's/.* jobs=\([0-9]*\)$/\1/p' "$part/COMPLETE")))
+    done
+    [ "$status" = 0 ] && mark_complete "$out" "$sub_jobs"
     exit $status
 fi
 
 # Expand the suite into one job per (program, device, allocator).
 jobs=()
-for suite in scripts/suite.d/*.tsv; do
-    [ -f "$suite" ] || continue
+missing_traces=()
+for suite in "${suites[@]}"; do
     while IFS=$'\t' read -r prog devices allocs args qargs label; do
         case $prog in ''|'#'*) continue ;; esac
         if [ -n "$only" ] && [[ ",$only," != *",$prog,"* ]]; then continue; fi
         allocs=${allocs//@all/$ALL_ALLOCS} # @all and @peers may stand with other SPECs
         allocs=${allocs//@peers/$PEER_ALLOCS}
         [ -n "$alloc_override" ] && [ "$allocs" != - ] && allocs=$alloc_override
+        # A full trace not recorded here: its shipped fixture, labelled so.
+        line_missing=()
+        for which in args qargs; do
+            for t in $(grep -oE -- '--trace [^ ]+' <<<"${!which}" | cut -d' ' -f2); do
+                [ -e "$t" ] && continue
+                fixture=tests/fixtures/traces/$(basename "$t" .csv).tiny.csv
+                [ -e "$fixture" ] || continue
+                printf -v "$which" '%s' "${!which//$t/$fixture}"
+                [[ $label == *-fixture ]] || label=${label:-trace}-fixture
+                [[ " ${line_missing[*]} " == *" $t "* ]] || line_missing+=("$t")
+            done
+        done
         for dev in $devices; do
             [ "$multi_only" = 1 ] && [ "$dev" != multi ] && continue
             [ "$dev" = multi ] && [ -n "$device_override" ] && continue
@@ -133,31 +232,68 @@ for suite in scripts/suite.d/*.tsv; do
             [ "$dev" = sim ] && [ -n "$device_override" ] && continue
             [ "$dev" = sim ] && [ -n "$alloc_override" ] && [[ $alloc_override != caching* ]] && continue
             for alloc in $allocs; do
+                for t in "${line_missing[@]}"; do
+                    [[ " ${missing_traces[*]} " == *" $t "* ]] || missing_traces+=("$t")
+                done
                 jobs+=("$prog"$'\t'"$dev"$'\t'"$alloc"$'\t'"$args"$'\t'"$qargs"$'\t'"$label")
             done
         done
     done <"$suite"
 done
-# The same (program, device, SPEC, args) twice is one job: an --alloc override maps
-# several SPECs of one line to one.
-mapfile -t jobs < <(printf '%s\n' "${jobs[@]}" | awk '!seen[$0]++')
+# The same (program, device, SPEC, args) twice is one job, whatever its label: an
+# --alloc override maps several SPECs of one line to one, and a fixture standing in for
+# a full trace may be in the suite already.
+[ ${#jobs[@]} -gt 0 ] && mapfile -t jobs < <(printf '%s\n' "${jobs[@]}" | awk -F'\t' '
+    { line[NR] = $0; key[NR] = $1 FS $2 FS $3 FS $4 FS $5; fixture[NR] = ($6 ~ /-fixture$/); if (!fixture[NR]) have[key[NR]] = 1 }
+    END { for (i = 1; i <= NR; i++) if (!seen[line[i]]++ && !(fixture[i] && have[key[i]]) && !(fixture[i] && seenfix[key[i]]++)) print line[i] }')
 total=${#jobs[@]}
-[ "$total" -gt 0 ] || { echo "bench: the suite is empty${only:+ for --only $only}" >&2; exit 1; }
+if [ "$total" = 0 ]; then
+    why=
+    [ "$have_gpu" = 0 ] && why=" (no GPU here: only the simulated-device lines run, and only with caching SPECs)"
+    echo "bench: no job to run${only:+ for --only $only}${alloc_override:+ with --alloc $alloc_override}$why" >&2
+    exit 2
+fi
+if [ ${#missing_traces[@]} -gt 0 ]; then
+    echo "bench: not recorded here (make torch-traces): ${missing_traces[*]}; their jobs replay the shipped fixtures (tests/fixtures/traces/*.tiny.csv, CSVs labelled -fixture) where the suite does not already"
+fi
 
 declare -A count_ok count_skipped count_failed # per program, for the summary
 failed=0
 
-# missing_trace CMD...: the FILE of a --trace FILE that does not exist, or nothing.
-missing_trace() {
-    while [ $# -gt 1 ]; do
-        [ "$1" = --trace ] && [ ! -e "$2" ] && { echo "$2"; return; }
-        shift
-    done
+# job_tag PROG DEV ALLOC LABEL: what names the job's CSV (<prog>.<tag>.csv) and log.
+job_tag() {
+    local tag
+    tag=$(printf '%s' "$3" | tr ':,=/' '____')
+    [ "$3" = - ] && tag=default
+    [ "$2" = sim ] && tag="$tag.sim"
+    [ -n "$4" ] && tag="$4.$tag"
+    echo "$tag"
 }
 
-# run_pass DIR ROTATE REVERSE VERBOSE: every job once, into DIR (a complete results folder).
+# The estimate: each job's median seconds in earlier runs of this kind (quick or not).
+declare -A est_of
+while read -r name secs; do est_of[$name]=$secs; done < <(python3 scripts/bench.d/history.py --quick "$quick" --exclude "$out" "$results" 2>/dev/null)
+est_pass=0 untimed=0
+for job in "${jobs[@]}"; do
+    IFS=$'\t' read -r prog dev alloc _ _ label <<<"$job"
+    name=$prog.$(job_tag "$prog" "$dev" "$alloc" "$label").csv
+    if [ -n "${est_of[$name]:-}" ]; then est_pass=$(awk -v a="$est_pass" -v b="${est_of[$name]}" 'BEGIN { print a + b }')
+    else untimed=$((untimed + 1)); fi
+done
+est_left=$(awk -v a="$est_pass" -v r="$repeat" 'BEGIN { print a * r }')
+fmt_secs() { awk -v s="$1" 'BEGIN { s = int(s + 0.5); if (s >= 60) printf "%dm%02ds", s / 60, s % 60; else printf "%ds", s }'; }
+if [ "$untimed" = "$total" ]; then
+    printf 'bench: %d jobs%s; no estimate of the time: none of them ran in an earlier run under %s/\n' \
+        "$total" "$([ "$repeat" -gt 1 ] && echo " x $repeat repetitions")" "$results"
+else
+    printf 'bench: %d jobs%s; about %s by earlier runs%s\n' "$total" "$([ "$repeat" -gt 1 ] && echo " x $repeat repetitions")" \
+        "$(fmt_secs "$est_left")" "$([ "$untimed" -gt 0 ] && echo " (and $untimed job(s) never timed before)")"
+fi
+
+# run_pass DIR ROTATE REVERSE VERBOSE MARK: every job once, into DIR (a complete results
+# folder; MARK=1: its COMPLETE written at the end, else the caller writes it).
 run_pass() {
-    local dir=$1 rotate=$2 reverse=$3 verbose=$4
+    local dir=$1 rotate=$2 reverse=$3 verbose=$4 mark=$5
     local order=() i job prog dev alloc args qargs label tag csv cmd extra rc status secs t0 trace note n=0 pass_failed=0
     mkdir -p "$dir/logs"
     [ "$have_gpu" = 1 ] && cp "$info" "$dir/device_info.csv"
@@ -178,10 +314,7 @@ run_pass() {
         IFS=$'\t' read -r prog dev alloc args qargs label <<<"$job"
         [ -n "$prog" ] || continue
         n=$((n + 1))
-        tag=$(printf '%s' "$alloc" | tr ':,=/' '____')
-        [ "$alloc" = - ] && tag=default
-        [ "$dev" = sim ] && tag="$tag.sim"
-        [ -n "$label" ] && tag="$label.$tag"
+        tag=$(job_tag "$prog" "$dev" "$alloc" "$label")
         csv=$dir/$prog.$tag.csv
         cmd=("$bin/$prog" -o "$csv")
         [ "$alloc" != - ] && cmd+=(--alloc "$alloc")
@@ -195,14 +328,13 @@ run_pass() {
         fi
         [ "$verbose" = 1 ] && printf '[%d/%d] %-34s %-30s %-4s ' "$n" "$total" "$prog${label:+ ($label)}" "$alloc" "$dev"
         t0=$(date +%s.%N)
-        trace=$(missing_trace "${cmd[@]}")
-        if [ -n "$trace" ]; then
-            echo "$prog: trace $trace is not here (make torch-traces records results/traces/) (skipped)" \
-                >"$dir/logs/$prog.$tag.log"
-            rc=77
-        elif [ -x "$bin/$prog" ]; then
-            "${cmd[@]}" 2>"$dir/logs/$prog.$tag.log"
+        if [ -x "$bin/$prog" ]; then
+            # In the background, so that SIGINT/SIGTERM reach the trap at once.
+            "${cmd[@]}" 2>"$dir/logs/$prog.$tag.log" &
+            job_pid=$!
+            wait "$job_pid"
             rc=$?
+            job_pid=
         else
             echo "not built: $bin/$prog" >"$dir/logs/$prog.$tag.log"; rc=127
         fi
@@ -214,7 +346,8 @@ run_pass() {
         skipped) count_skipped[$prog]=$((count_skipped[$prog] + 1)) ;;
         failed) count_failed[$prog]=$((count_failed[$prog] + 1)) ;;
         esac
-        [ "$verbose" = 1 ] && printf '%-7s %6.1fs\n' "$status" "$secs"
+        est_left=$(awk -v a="$est_left" -v b="${est_of[$prog.$tag.csv]:-0}" 'BEGIN { a -= b; print (a > 0 ? a : 0) }')
+        [ "$verbose" = 1 ] && printf '%-7s %6.1fs%s\n' "$status" "$secs" "$([ "$untimed" != "$total" ] && echo "  ~$(fmt_secs "$est_left") left")"
         if [ "$status" = failed ]; then
             [ "$verbose" = 1 ] || echo "        failed: $prog $alloc $dev (exit $rc)"
             sed 's/^/        /' "$dir/logs/$prog.$tag.log" | tail -3
@@ -225,29 +358,32 @@ run_pass() {
     done
     scripts/machine-state --end >>"$dir/machine.txt"
     failed=$((failed + pass_failed))
+    [ "$mark" = 1 ] && mark_complete "$dir" "$n"
 }
 
 start_all=$(date +%s.%N)
 if [ "$repeat" = 1 ]; then
-    run_pass "$out" 0 0 1
+    run_pass "$out" 0 0 1 0
 else
     echo "bench: $total jobs, $repeat repetitions into $out/rep-1 .. rep-$repeat"
     for ((k = 1; k <= repeat; k++)); do
         t_rep=$(date +%s.%N)
-        run_pass "$out/rep-$k" $(((k - 1) * total / repeat)) $(((k + 1) % 2)) 0
-        printf 'bench: repetition %d/%d done in %.0f s (%d failed so far)\n' "$k" "$repeat" \
-            "$(awk -v a="$(date +%s.%N)" -v b="$t_rep" 'BEGIN { print a - b }')" "$failed"
+        run_pass "$out/rep-$k" $(((k - 1) * total / repeat)) $(((k + 1) % 2)) 0 1
+        printf 'bench: repetition %d/%d done in %.0f s (%d failed so far)%s\n' "$k" "$repeat" \
+            "$(awk -v a="$(date +%s.%N)" -v b="$t_rep" 'BEGIN { print a - b }')" "$failed" \
+            "$([ "$untimed" != "$total" ] && echo ", ~$(fmt_secs "$est_left") left")"
     done
     python3 scripts/compare.d/summarize.py "$out" || echo "bench: the summary over repetitions failed" >&2
 fi
 elapsed=$(awk -v a="$(date +%s.%N)" -v b="$start_all" 'BEGIN { printf "%.2f", a - b }')
 
+plots_later=
 if [ "$plots" = 0 ]; then
     :
 elif command -v gnuplot >/dev/null; then
     scripts/plots.sh "$out" || echo "bench: some plots failed (see above)"
 else
-    echo "bench: gnuplot is not installed here: render later with 'make plots RUN=$run_id' on a machine that has it."
+    plots_later="plots: gnuplot is not installed here; make them later with: make plots RUN=$run_id"
 fi
 
 echo
@@ -261,4 +397,6 @@ if [ "$repeat" = 1 ]; then
 else
     echo "results: $out/rep-1 .. rep-$repeat   summary over repetitions: $out/summary.csv"
 fi
+[ -z "$plots_later" ] || echo "$plots_later"
+mark_complete "$out" $((total * repeat)) # last: every job of every pass has run
 [ "$failed" -eq 0 ]

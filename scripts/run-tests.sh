@@ -1,54 +1,97 @@
 #!/usr/bin/env bash
-# Runs every cmocka test binary in BUILD/tests, then the extra test targets that
-# areas register in mk/*.mk (TEST_EXTRA_TARGETS; exit 0 = passed; exit 77, or a last
-# line starting with SKIP, = skipped),
-# and prints one closing line: "tests: N passed, N failed, N skipped".
-# Usage: scripts/run-tests.sh BUILD_DIR [extra-target ...]
+# `make test`'s runner: every cmocka test binary in BUILD/tests and every script suite
+# that areas register in mk/*.mk (TEST_EXTRA_TARGETS), run in parallel (JOBS at a time,
+# default: every core), each into its own log. Then, in a fixed order, one line per
+# program with its own counts, the reason of each skip, the log of each failure, and one
+# closing line: "tests: N passed, N failed, N skipped".
+#
+# Counts: a cmocka binary's from its summary; a script suite's from its last line of the
+# form "... P passed, F failed, S skipped" (tests/support/checks.sh writes one). A suite
+# that reports no counts counts as one, and says so. A suite skips by exiting 77 (make
+# then reports "Error 77") or by ending with a line "SKIP ...". A program that dies
+# before its summary (crash, timeout: TEST_TIMEOUT seconds, default 600) is a failure.
+# Usage: scripts/run-tests.sh [--targets-only] BUILD_DIR [extra-target ...]
+#   --targets-only  the named suites alone, no test binaries (make test-heavy)
 set -u
-build=${1:?usage: run-tests.sh BUILD_DIR [extra-target ...]}
+binaries=1
+[ "${1:-}" = --targets-only ] && { binaries=0; shift; }
+build=${1:?usage: run-tests.sh [--targets-only] BUILD_DIR [extra-target ...]}
 shift
-passed=0 failed=0 skipped=0
-failures=()
-log=$(mktemp)
-trap 'rm -f "$log"' EXIT
+jobs=${JOBS:-$(nproc)}
+timeout_s=${TEST_TIMEOUT:-600}
+logs=$(mktemp -d)
+trap 'rm -rf "$logs"' EXIT
 
-count() { # the N in "[  WORD  ] N test(s)" of cmocka's summary
-    grep -E "^\[  $1 *\] [0-9]+ test\(s\)" "$log" | tail -1 | sed -E 's/^\[[^]]*\] ([0-9]+).*/\1/'
+items=()
+for t in "$build"/tests/test_*; do
+    [ "$binaries" = 1 ] && [ -x "$t" ] && items+=("bin $t")
+done
+for target in "$@"; do items+=("make $target"); done
+
+# run_one KIND WHAT: runs one item, its output into $logs/NAME.log, its status into NAME.rc.
+run_one() {
+    local kind=$1 what=$2 name
+    name=$(basename "$what")
+    if [ "$kind" = bin ]; then
+        timeout "$timeout_s" "$what" >"$logs/$name.log" 2>&1
+    else
+        timeout "$timeout_s" make --no-print-directory "$what" >"$logs/$name.log" 2>&1
+    fi
+    echo $? >"$logs/$name.rc"
+}
+export -f run_one
+export logs timeout_s
+printf '%s\n' "${items[@]}" | xargs -P "$jobs" -L 1 bash -c 'run_one "$0" "$1"'
+
+cmocka_count() { # LOG WORD: the N of cmocka's "[  WORD  ] N test(s)"
+    grep -E "^\[  $2 *\] [0-9]+ test\(s\)" "$1" | tail -1 | sed -E 's/^\[[^]]*\] ([0-9]+).*/\1/'
+}
+skip_reasons() { # LOG: "name: the line the test printed before skipping" per skipped test
+    awk '/^\[ RUN +\] / { name = $NF; why = ""; next }
+         /^\[  SKIPPED \] [a-z_0-9]+$/ { if (name == $NF && !seen[name]++) print "    skipped " name (why == "" ? "" : ": " why); next }
+         !/^\[/ { why = $0 }' "$1"
 }
 
-for t in "$build"/tests/test_*; do
-    [ -x "$t" ] || continue
-    name=$(basename "$t")
-    timeout 600 "$t" >"$log" 2>&1
-    rc=$?
-    p=$(count PASSED); f=$(count FAILED); s=$(count SKIPPED)
-    p=${p:-0} f=${f:-0} s=${s:-0}
-    if [ "$rc" -ne 0 ] && [ "$f" -eq 0 ]; then
-        f=1 # crashed, timed out or died before its summary
+passed=0 failed=0 skipped=0
+failures=()
+for item in "${items[@]}"; do
+    kind=${item%% *} what=${item#* }
+    name=$(basename "$what")
+    log=$logs/$name.log
+    rc=$(cat "$logs/$name.rc" 2>/dev/null || echo 1)
+    note=
+    if [ "$kind" = bin ]; then
+        p=$(cmocka_count "$log" PASSED) f=$(cmocka_count "$log" FAILED) s=$(cmocka_count "$log" SKIPPED)
+        p=${p:-0} f=${f:-0} s=${s:-0}
+        [ "$rc" -ne 0 ] && [ "$f" -eq 0 ] && { f=1; note="died before its summary (exit $rc)"; }
+        label=$name
+    else
+        label="make $name"
+        counts=$(grep -E '[0-9]+ passed, [0-9]+ failed, [0-9]+ skipped$' "$log" | tail -1 |
+            sed -E 's/.* ([0-9]+) passed, ([0-9]+) failed, ([0-9]+) skipped$/\1 \2 \3/')
+        if { [ "$rc" -ne 0 ] && grep -q '\] Error 77' "$log"; } || { [ "$rc" -eq 0 ] && tail -1 "$log" | grep -q '^SKIP'; }; then
+            rc=77
+        fi
+        if [ -n "$counts" ]; then
+            read -r p f s <<<"$counts"
+            [ "$rc" -ne 0 ] && [ "$rc" -ne 77 ] && [ "$f" -eq 0 ] && { f=1; note="exit $rc"; }
+        else
+            case $rc in
+            0) p=1 f=0 s=0; note="(reports no counts: counted as one)" ;;
+            77) p=0 f=0 s=1; note="skipped: $(tail -1 "$log")" ;;
+            *) p=0 f=1 s=0; note="exit $rc" ;;
+            esac
+        fi
     fi
     passed=$((passed + p)) failed=$((failed + f)) skipped=$((skipped + s))
     if [ "$f" -gt 0 ]; then
-        failures+=("$name")
-        echo "---- $name FAILED (exit $rc) ----"
-        cat "$log"
+        failures+=("$label")
+        echo "---- $label FAILED${note:+: $note} ----"
+        tail -60 "$log"
     else
-        printf '%-40s %3d passed, %d skipped\n' "$name" "$p" "$s"
-        grep -E '^\[  SKIPPED \] [a-z_0-9]+$' "$log" | awk '!seen[$0]++' | sed 's/^/    /'
+        printf '%-40s %3d passed, %d skipped%s\n' "$label" "$p" "$s" "${note:+ $note}"
+        [ "$kind" = bin ] && skip_reasons "$log"
     fi
-done
-
-for target in "$@"; do
-    make --no-print-directory "$target" >"$log" 2>&1
-    rc=$?
-    # A target skips by exiting 77 (make then reports "Error 77") or by ending with "SKIP ...".
-    if { [ "$rc" -ne 0 ] && grep -q '\] Error 77' "$log"; } || { [ "$rc" -eq 0 ] && tail -1 "$log" | grep -q '^SKIP'; }; then
-        rc=77
-    fi
-    case $rc in
-    0) passed=$((passed + 1)); printf '%-40s passed\n' "make $target" ;;
-    77) skipped=$((skipped + 1)); printf '%-40s skipped: %s\n' "make $target" "$(tail -1 "$log")" ;;
-    *) failed=$((failed + 1)); failures+=("make $target"); echo "---- make $target FAILED (exit $rc) ----"; tail -40 "$log" ;;
-    esac
 done
 
 [ ${#failures[@]} -gt 0 ] && echo "failed: ${failures[*]}"

@@ -17,13 +17,26 @@ int vl_cuda_available(char *why, size_t whylen)
 {
     int count = 0;
     cudaError_t err = cudaGetDeviceCount(&count);
+    /* Said plainly: without a driver the runtime reports cudaErrorInsufficientDriver,
+     * whose text ("driver version is insufficient") sends people off to upgrade one. */
+    if (err == cudaErrorInsufficientDriver) {
+        int runtime = 0;
+        cudaRuntimeGetVersion(&runtime);
+        snprintf(why, whylen,
+                 "no GPU found (no CUDA driver / device): no CUDA driver is loaded, or it is older than "
+                 "this CUDA runtime (%d.%d) (cudaErrorInsufficientDriver)",
+                 runtime / 1000, runtime % 1000 / 10);
+        cudaGetLastError();
+        return 0;
+    }
     if (err != cudaSuccess) {
-        snprintf(why, whylen, "no CUDA device: %s (%s)", cudaGetErrorString(err), cudaGetErrorName(err));
+        snprintf(why, whylen, "no GPU found (no CUDA driver / device): %s (%s)", cudaGetErrorString(err),
+                 cudaGetErrorName(err));
         cudaGetLastError();
         return 0;
     }
     if (count == 0) {
-        snprintf(why, whylen, "no CUDA device: the driver reports 0 devices");
+        snprintf(why, whylen, "no GPU found (no CUDA driver / device): the driver reports 0 devices");
         return 0;
     }
     return 1;

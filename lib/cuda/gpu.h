@@ -18,7 +18,8 @@ extern "C" {
 
 void vl_cuda_check(cudaError_t err, const char *call, const char *file, int line);
 
-/* 1 if a CUDA device is usable; else 0 with the reason ("no CUDA device: ...") in why. */
+/* 1 if a CUDA device is usable; else 0 with the reason ("no GPU found (no CUDA driver /
+ * device): ...") in why. */
 int vl_cuda_available(char *why, size_t whylen);
 
 /* Device time with CUDA events. stop() synchronises on the stop event. */

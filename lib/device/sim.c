@@ -180,6 +180,15 @@ void vl_sim_fail_nth(vl_device *d, vl_sim_op op, uint64_t n)
     unlock_sim(s);
 }
 
+uint64_t vl_sim_calls(vl_device *d, vl_sim_op op)
+{
+    if ((unsigned)op >= VL_SIM_OPS) return 0;
+    sim_device *s = lock_sim(d);
+    uint64_t n = s ? s->calls[op] : 0;
+    unlock_sim(s);
+    return n;
+}
+
 /* --- plain allocations ------------------------------------------------------------ */
 
 static int sim_mem_alloc(vl_device *d, size_t size, void **out)

@@ -8,6 +8,7 @@
 #   env:   BAD_INPUT_TIMEOUT (seconds per case, default 60)
 #          BAD_INPUT_GPU=0|1 (default: 1 when nvidia-smi lists a GPU)
 #          BAD_INPUT_ONLY=NAME[,NAME] (only these programs)
+#          BAD_INPUT_JOBS (cases run at once, default: every core)
 set -uo pipefail
 build=${1:?usage: run.sh BUILD [TABLE]}
 table=${2:-tests/bad_input/table.tsv}
@@ -67,14 +68,22 @@ selects() { # selector program
 }
 
 cases=0 failures=0 skipped_rows=0
+jobs_max=${BAD_INPUT_JOBS:-$(nproc)}
 declare -A named_in_table
-fail() { # prog args-string reason stderr-file
-    failures=$((failures + 1))
+fail() { # prog args-string reason stderr-file; into the case's report
     printf 'FAIL %s %s\n     %s\n' "$1" "$2" "$3"
     if [ -s "$4" ]; then sed -n '1,6s/^/     | /p' "$4"; fi
 }
 
+# Cases run JOBS at a time; a failing one leaves scratch/fail.N (N: its number), printed
+# in order at the end.
 run_case() { # expected prog args...
+    cases=$((cases + 1))
+    while [ "$(jobs -rp | wc -l)" -ge "$jobs_max" ]; do wait -n; done
+    check_case "$@" >"$scratch/report.$cases" &
+}
+
+check_case() { # expected prog args...
     local expected=$1 prog=$2
     shift 2
     local dir shown rc lines
@@ -132,6 +141,13 @@ while IFS= read -r row || [ -n "$row" ]; do
         done
     done
 done <"$table"
+
+wait
+for ((n = 1; n <= cases; n++)); do
+    [ -s "$scratch/report.$n" ] || continue
+    failures=$((failures + 1))
+    cat "$scratch/report.$n"
+done
 
 # A program the table names nowhere by name gets only the generic rows: say so, so
 # that its owner adds the rows for its own options.

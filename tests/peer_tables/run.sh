@@ -53,5 +53,5 @@ check "not a folder" 2 $tables "$tmp/none"
 mkdir "$tmp/empty"
 check "no CSVs" 1 $tables "$tmp/empty"
 
-[ "$failures" = 0 ] && echo "peer-tables tests: passed" || echo "peer-tables tests: $failures FAILED"
+checks_report "peer-tables checks"
 [ "$failures" = 0 ]

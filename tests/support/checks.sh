@@ -1,7 +1,10 @@
 # Shell helpers of the script tests (tests/compare/run.sh, tests/peer_tables/run.sh):
 # run a command and check its exit code and output. Source it after setting $tmp (a
-# scratch folder); each failed check prints why and counts in $failures.
-failures=0
+# scratch folder); each failed check prints why and counts in $failures, each passed
+# one counts in $passes; checks_report NAME prints the counts as scripts/run-tests.sh
+# reads them ("NAME: P passed, F failed, 0 skipped").
+failures=0 passes=0
+checks_report() { echo "$1: $passes passed, $failures failed, 0 skipped"; }
 check() { # description, expected exit code, command... ; output in $tmp/out
     local what=$1 want=$2
     shift 2
@@ -9,11 +12,17 @@ check() { # description, expected exit code, command... ; output in $tmp/out
     local rc=$?
     if [ "$rc" -ne "$want" ]; then
         echo "FAIL: $what: exit $rc, expected $want"; sed 's/^/    /' "$tmp/out"; failures=$((failures + 1))
+    else
+        passes=$((passes + 1))
     fi
 }
 expect() { # description, pattern that must appear in $tmp/out
-    grep -qE -- "$2" "$tmp/out" || { echo "FAIL: $1: no '$2' in:"; sed 's/^/    /' "$tmp/out"; failures=$((failures + 1)); }
+    if grep -qE -- "$2" "$tmp/out"; then passes=$((passes + 1)); else
+        echo "FAIL: $1: no '$2' in:"; sed 's/^/    /' "$tmp/out"; failures=$((failures + 1))
+    fi
 }
 reject() { # description, pattern that must not appear
-    ! grep -qE -- "$2" "$tmp/out" || { echo "FAIL: $1: unexpected '$2' in:"; sed 's/^/    /' "$tmp/out"; failures=$((failures + 1)); }
+    if ! grep -qE -- "$2" "$tmp/out"; then passes=$((passes + 1)); else
+        echo "FAIL: $1: unexpected '$2' in:"; sed 's/^/    /' "$tmp/out"; failures=$((failures + 1))
+    fi
 }

@@ -6,6 +6,7 @@
 # indirect leak fails the run (--error-exitcode=1); each test's log is kept in
 # BUILD/valgrind/NAME.log. The randomized tests run fewer operations here (memcheck is
 # ~30x slower); their full-size runs are in `make test` and `make test-san`.
+# The runs go VALGRIND_JOBS at a time (default: every core), each reported when done.
 #   usage: run.sh BUILD "VALGRIND COMMAND WITH FLAGS"
 set -uo pipefail
 build=${1:?usage: run.sh BUILD VALGRIND-COMMAND}
@@ -15,9 +16,19 @@ logs=$build/valgrind
 mkdir -p "$logs"
 
 export VL_PROPTEST_OPS=${VL_PROPTEST_OPS:-20000} VL_THREADS_OPS=${VL_THREADS_OPS:-2000}
-failed=()
+# Every 8th call of the fault sweep (and the last): the whole sweep takes ~3 minutes
+# under memcheck; make test and make test-san run every call.
+export VL_FAULT_SWEEP_STRIDE=${VL_FAULT_SWEEP_STRIDE:-8}
+jobs_max=${VALGRIND_JOBS:-$(nproc)}
+# check NAME COMMAND...: in the background, JOBS at a time; a failure leaves LOGS/NAME.failed.
+check() {
+    while [ "$(jobs -rp | wc -l)" -ge "$jobs_max" ]; do wait -n; done
+    rm -f "$logs/$1.failed"
+    check_one "$@" &
+}
+
 # Runs one command under memcheck and reports it in one line; the log is LOGS/NAME.log.
-check() { # name command...
+check_one() { # name command...
     local name=$1 rc errors definite
     shift
     # shellcheck disable=SC2086 # the valgrind command is a program and its flags
@@ -26,7 +37,7 @@ check() { # name command...
     errors=$(sed -n 's/.*ERROR SUMMARY: \([0-9]*\) errors.*/\1/p' "$logs/$name.log" | tail -n 1)
     definite=$(sed -n 's/.*definitely lost: \([0-9,]*\) bytes.*/\1/p' "$logs/$name.log" | tail -n 1)
     if [ $rc -ne 0 ]; then
-        failed+=("$name")
+        touch "$logs/$name.failed"
         echo "valgrind $*: FAILED (exit $rc, ${errors:-?} errors, definitely lost ${definite:-0} bytes); log $logs/$name.log"
         grep -E '^==[0-9]+== (Invalid|Conditional|Use of|Syscall|Mismatched|Source and dest|[0-9,]+ bytes in)' "$logs/$name.log" |
             head -n 5
@@ -56,6 +67,9 @@ for bin in "$build"/bin/*; do
     check "$name" "$bin" "${args[@]}"
 done
 
+wait
+failed=()
+for f in "$logs"/*.failed; do [ -e "$f" ] && failed+=("$(basename "$f" .failed)"); done
 if [ ${#failed[@]} -gt 0 ]; then
     echo "valgrind: ${#failed[@]} failing: ${failed[*]}" >&2
     exit 1

@@ -1,0 +1,23 @@
+# Tests of the tooling a newcomer meets first: the test runner, scripts/bench.sh and
+# the make command line. No GPU. Included by the Makefile; registered in
+# TEST_EXTRA_TARGETS for `make test`.
+#
+#   make test-runner     tests/runner/run.sh: scripts/run-tests.sh's counts, skips,
+#                        failures and parallel runs, on stand-in test programs
+#   make test-bench-cli  tests/bench_cli/run.sh: bench.sh's mistakes caught, run folders
+#                        (FORCE, same second), COMPLETE, interruption, trace fixtures,
+#                        the time estimate; stand-in programs, no GPU
+#   make test-make-cli   tests/make_cli/run.sh: unknown variables, QUICK=0, ONLY=, V=1
+
+.PHONY: test-runner test-bench-cli test-make-cli
+
+test-runner:
+	@tests/runner/run.sh
+
+test-bench-cli:
+	@tests/bench_cli/run.sh
+
+test-make-cli:
+	@tests/make_cli/run.sh
+
+TEST_EXTRA_TARGETS += test-runner test-bench-cli test-make-cli

@@ -1,0 +1,67 @@
+#!/usr/bin/env bash
+# Tests of scripts/run-tests.sh (make test-runner, part of make test): on stand-in test
+# programs, the closing line sums each program's own counts (not one per program), a
+# program that dies before its summary is a failure, a suite's "P passed, F failed,
+# S skipped" line is read, a suite without counts is said to count as one, the reason a
+# test printed before skipping is shown, and the programs run in parallel.
+set -u
+cd "$(dirname "$0")/../.."
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+. tests/support/checks.sh
+mkdir -p "$tmp/build/tests"
+
+stand_in() { # NAME BODY: an executable stand-in test program
+    printf '#!/usr/bin/env bash\n%s\n' "$2" >"$tmp/build/tests/$1"
+    chmod +x "$tmp/build/tests/$1"
+}
+cmocka_out() { # PASSED SKIPPED: a cmocka-like log, one skip with a reason
+    echo "[==========] Running 3 test(s)."
+    echo "[ RUN      ] test_gpu_thing"
+    echo "no GPU found (no CUDA driver / device): stand-in"
+    echo "[  SKIPPED ] test_gpu_thing"
+    echo "[  PASSED  ] $1 test(s)."
+    echo "[  SKIPPED ] $2 test(s), listed below:"
+    echo "[  SKIPPED ] test_gpu_thing"
+}
+stand_in test_a "$(declare -f cmocka_out); cmocka_out 5 1; sleep 1"
+stand_in test_b "$(declare -f cmocka_out); cmocka_out 7 1; sleep 1"
+
+check "two programs: counts summed" 0 env JOBS=2 scripts/run-tests.sh "$tmp/build"
+expect "two programs: counts summed" "^tests: 12 passed, 0 failed, 2 skipped$"
+expect "two programs: skip reason" "skipped test_gpu_thing: no GPU found \(no CUDA driver / device\): stand-in"
+# Two programs of one second each, two at a time: well under their serial two seconds.
+start=$(date +%s.%N)
+JOBS=2 scripts/run-tests.sh "$tmp/build" >/dev/null 2>&1
+elapsed=$(awk -v a="$(date +%s.%N)" -v b="$start" 'BEGIN { print a - b }')
+if awk -v e="$elapsed" 'BEGIN { exit !(e < 1.8) }'; then passes=$((passes + 1)); else
+    echo "FAIL: two 1 s programs with JOBS=2 took $elapsed s (not in parallel)"; failures=$((failures + 1))
+fi
+
+stand_in test_c 'echo "[==========] Running 2 test(s)."; echo "[ RUN      ] test_x"; kill -SEGV $$'
+check "a crash before the summary" 1 env JOBS=2 scripts/run-tests.sh "$tmp/build"
+expect "a crash before the summary" "test_c FAILED: died before its summary"
+expect "a crash before the summary" "^tests: 12 passed, 1 failed, 2 skipped$"
+rm "$tmp/build/tests/test_c"
+
+# Script suites through make: counted from their count line, or as one when they have none.
+cat >"$tmp/Makefile" <<'MK'
+suite-counts:
+	@echo "some checks: 9 passed, 0 failed, 2 skipped"
+suite-plain:
+	@echo done
+suite-skip:
+	@echo "SKIP suite-skip: no widget here"
+suite-fails:
+	@echo "some checks: 3 passed, 1 failed, 0 skipped"; exit 1
+MK
+runner=$PWD/scripts/run-tests.sh
+check "suites" 1 bash -c "cd '$tmp' && JOBS=2 '$runner' --targets-only build suite-counts suite-plain suite-skip suite-fails"
+expect "suites" "^tests: 13 passed, 1 failed, 3 skipped$"
+expect "suites" "suite-plain .*reports no counts: counted as one"
+expect "suites" "suite-skip .*SKIP suite-skip: no widget here"
+expect "suites" "make suite-fails FAILED"
+reject "suites" "test_a"
+
+checks_report "run-tests checks"
+[ "$failures" = 0 ]
