@@ -225,7 +225,7 @@ def benjamini_hochberg(pvalues):
     running = 1.0
     for rank in range(m, 0, -1):
         i = order[rank - 1]
-        running = min(running, pvalues[i] * m / rank)
+        running = min(running, pvalues[i] * (m / rank))  # m / rank first: exact when rank = m
         q[i] = running
     return q
 
