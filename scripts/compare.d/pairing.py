@@ -206,5 +206,5 @@ def vacuity(a, b, matched):
                 + ("" if smaller else "; a side holds no measurement at all"))
     if 2 * compared < smaller:
         return (f"only {compared} metric(s) compared, less than half of the {smaller} the smaller side holds: "
-                "the runs measured different things (see 'not paired' above)")
+                "the runs measured different things (see 'not paired' and 'per file' above)")
     return None

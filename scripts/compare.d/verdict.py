@@ -93,8 +93,8 @@ def _reps_to_resolve(ta, tb, est, margin, alpha, power):
     margin, the count at which a change of (margin - |estimate|) is found with this
     power, about what puts the interval inside the margin; beyond it, the count that
     finds the estimated change itself. None when the noise cannot say."""
-    if not (math.isfinite(est) and math.isfinite(margin)) or margin <= 0:
-        return None
+    if not (math.isfinite(est) and math.isfinite(margin)) or margin <= 0 or min(len(ta), len(tb)) < 2:
+        return None  # one process a side says nothing of the noise
     room = margin - abs(est) if abs(est) < margin else abs(est)
     return rankstats.reps_for_shift(ta, tb, room, alpha, power) if room > 0 else None
 
