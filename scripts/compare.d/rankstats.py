@@ -250,12 +250,13 @@ def residual_differences(a, b):
     return sorted(x - y for i, x in enumerate(r) for j, y in enumerate(r) if i != j)
 
 
-def _sorted_quantile(v, q):
-    pos = q * (len(v) - 1)
+def quantile(sorted_values, q):
+    """The q-quantile of sorted values, interpolated linearly between neighbours."""
+    pos = q * (len(sorted_values) - 1)
     i = int(pos)
-    if i + 1 >= len(v):
-        return v[-1]
-    return v[i] + (pos - i) * (v[i + 1] - v[i])
+    if i + 1 >= len(sorted_values):
+        return sorted_values[-1]
+    return sorted_values[i] + (pos - i) * (sorted_values[i + 1] - sorted_values[i])
 
 
 def _shift_for(diffs, na, nb, z):
@@ -266,7 +267,7 @@ def _shift_for(diffs, na, nb, z):
     if not diffs:
         return math.inf
     p = 0.5 + z / math.sqrt(12 * na * nb / (na + nb + 1))
-    return math.inf if p >= 1 else max(0.0, _sorted_quantile(diffs, p))
+    return math.inf if p >= 1 else max(0.0, quantile(diffs, p))
 
 
 def min_detectable_shift(a, b, alpha=0.05, power=0.8):

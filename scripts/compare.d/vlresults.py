@@ -135,12 +135,7 @@ def program_metrics(fname, header, rows):
     return out, malformed
 
 
-def quantile(sorted_values, q):
-    pos = q * (len(sorted_values) - 1)
-    i = int(pos)
-    if i + 1 >= len(sorted_values):
-        return sorted_values[-1]
-    return sorted_values[i] + (pos - i) * (sorted_values[i + 1] - sorted_values[i])
+quantile = rankstats.quantile  # summarize.py and others read it here
 
 
 def hyperfine_metrics(path):

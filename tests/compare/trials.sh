@@ -36,4 +36,4 @@ awk '{ split($1, w, "-"); k = w[1] " " $2; trials[k]++; ex[k, $3]++
              printf "| %s | %s | %d | %d / %d / %d | %.1f–%.1f%% | %s | %d of %d |\n",
                p[1] == "aa" ? "A/A, identical setting" : "+150 ns per alloc", p[2], trials[k],
                ex[k, 0], ex[k, 1], ex[k, 2], lo[k], hi[k],
-               p[1] == "aa" ? "—" : (every[k] + 0) " of " trials[k], fr[k] + 0, trials[k] } }' "$tmp/lines" | sort -t'|' -k2,2 -k3,3n
+               p[1] == "aa" ? "—" : (every[k] + 0) " of " trials[k], fr[k] + 0, trials[k] } }' "$tmp/lines" | sort -t'|' -k2,2r -k3,3n
