@@ -55,12 +55,13 @@ for suite in scripts/suite.d/*.tsv; do
     done <"$suite"
 done
 
-status=0 jobs=0
+status=0
 mapfile -t allocs < <(printf '%s\n' "${!per_alloc[@]}" | sort)
 for ((k = 1; k <= repeat; k++)); do
     out=$top
     [ "$repeat" -gt 1 ] && out=$top/rep-$k
     mkdir -p "$out/hyperfine"
+    jobs=0
     scripts/machine-state >"$out/machine.txt"
     for ((i = 0; i < ${#allocs[@]}; i++)); do
         alloc=${allocs[$(((i + k - 1) % ${#allocs[@]}))]}
