@@ -6,6 +6,10 @@
 #                       an A/B experiment on this machine (scripts/ab): A and B alternate
 #                       in a balanced order, then scripts/compare decides per metric.
 #                       A and B are settings: alloc=SPEC env=NAME=VALUE build=DIR rev=REV
+#                       Both A and B must be given (B='' is the suite as it is). make exits
+#                       2 on any failure; the verdict is the last line, and scripts/ab's own
+#                       status (0 no regression, 1 regression, 2 usage/vacuous) is in
+#                       OUT/verdict.txt (run scripts/ab directly to get it as the status)
 #   make noise [A='...'] [PAIRS=10] [QUICK=1] [ONLY=...]
 #                       A/A calibration (scripts/ab --noise): the noise floor and the
 #                       smallest detectable change per metric at PAIRS (noise.csv, noise.png)
@@ -26,7 +30,8 @@ PAIRS ?= 10
 AB_FLAGS = --pairs $(PAIRS) $(if $(QUICK),--quick) $(if $(ONLY),--only $(ONLY))
 
 ab: programs
-	@[ -n "$(A)$(B)" ] || { echo "make ab: give A='...' and B='...' (settings: see scripts/ab)" >&2; exit 2; }
+	@[ "$(origin A)" != undefined ] && [ "$(origin B)" != undefined ] || \
+	  { echo "make ab: give both A='...' and B='...' (B='' is the suite as it is; settings: see scripts/ab)" >&2; exit 2; }
 	@scripts/ab $(AB_FLAGS) "$(A)" "$(B)"
 
 noise: programs

@@ -9,6 +9,8 @@
 # --repeat N: N rounds into results/<run-id>/rep-<k>/, each taking the allocators in
 # another (rotated) order, so that a drift of the machine does not land on one of them;
 # scripts/compare pools every timed run (each one a process) over the rounds.
+# Each folder gets COMPLETE (written last, as scripts/bench.sh does) once its round
+# succeeded; scripts/compare refuses a folder without it.
 #
 # Usage: hyperfine.sh [--run-id ID] [--runs N] [--warmup N] [--only PROG[,PROG...]] [--allocs "SPEC ..."] [--repeat N]
 set -u
@@ -59,6 +61,7 @@ for ((k = 1; k <= repeat; k++)); do
     out=$top
     [ "$repeat" -gt 1 ] && out=$top/rep-$k
     mkdir -p "$out/hyperfine"
+    jobs=0
     scripts/machine-state >"$out/machine.txt"
     for ((i = 0; i < ${#allocs[@]}; i++)); do
         alloc=${allocs[$(((i + k - 1) % ${#allocs[@]}))]}
@@ -85,8 +88,14 @@ for ((k = 1; k <= repeat; k++)); do
         echo "== hyperfine: --alloc $alloc (${#cmds[@]} programs)"
         hyperfine -N --warmup "$warmup" --runs "$runs" --style basic --export-json "$json" "${cmds[@]}" || status=1
         python3 scripts/compare.d/hyperfine_to_csv.py "$json" >"$out/hyperfine.$tag.csv" || status=1
+        jobs=$((jobs + 1))
     done
     scripts/machine-state --end >>"$out/machine.txt"
+    # The shared COMPLETE mark (scripts/bench.sh's convention), unless the folder already
+    # has one (a bench run that the hyperfine files join) or a round failed.
+    if [ "$status" = 0 ] && [ ! -e "$out/COMPLETE" ]; then
+        echo "complete $(date -u +%Y-%m-%dT%H:%M:%SZ) jobs=$jobs" >"$out/COMPLETE.tmp" && mv "$out/COMPLETE.tmp" "$out/COMPLETE"
+    fi
 done
 echo "hyperfine: results in $top ($repeat round(s)): hyperfine/*.json and hyperfine.*.csv"
 exit $status

@@ -24,7 +24,8 @@ distribution:
     all metrics compared (valid under the positive dependence that metrics of one
     process show).
   - min_detectable_shift(a, b, alpha, power): the shift the test would find with the
-    given power, from the pooled within-side spread (normal approximation).
+    given power, from the noise as measured (Noether's formula on the residuals);
+    reps_for_shift: the repetitions per side that would find a given shift.
   - min_p(na, nb): the smallest p-value the test can give with these sample sizes.
   - quantile_median(values): the median."""
 import math
@@ -224,7 +225,7 @@ def benjamini_hochberg(pvalues):
     running = 1.0
     for rank in range(m, 0, -1):
         i = order[rank - 1]
-        running = min(running, pvalues[i] * m / rank)
+        running = min(running, pvalues[i] * (m / rank))  # m / rank first: exact when rank = m
         q[i] = running
     return q
 
@@ -240,17 +241,58 @@ def pooled_sd(a, b):
     return math.sqrt((ss(a) + ss(b)) / dof)
 
 
+def residual_differences(a, b):
+    """Sorted differences x - y of every ordered pair of distinct pooled residuals (each
+    value less its side's median): the distribution of X - X' for two draws of the noise,
+    whatever its shape (bimodal, skewed), with any shift between the sides removed."""
+    ma, mb = quantile_median(a), quantile_median(b)
+    r = [x - ma for x in a] + [x - mb for x in b]
+    return sorted(x - y for i, x in enumerate(r) for j, y in enumerate(r) if i != j)
+
+
+def quantile(sorted_values, q):
+    """The q-quantile of sorted values, interpolated linearly between neighbours."""
+    pos = q * (len(sorted_values) - 1)
+    i = int(pos)
+    if i + 1 >= len(sorted_values):
+        return sorted_values[-1]
+    return sorted_values[i] + (pos - i) * (sorted_values[i + 1] - sorted_values[i])
+
+
+def _shift_for(diffs, na, nb, z):
+    """Noether: the rank test's power at a shift d is about
+    Phi(sqrt(12 na nb / (N + 1)) (P(Y > X) - 1/2) - z_{1-alpha/2}), and P(Y > X) under
+    the shift is the share of noise differences below d. Returns the d at which the
+    square root times (P - 1/2) reaches z; inf when no shift can."""
+    if not diffs:
+        return math.inf
+    p = 0.5 + z / math.sqrt(12 * na * nb / (na + nb + 1))
+    return math.inf if p >= 1 else max(0.0, quantile(diffs, p))
+
+
 def min_detectable_shift(a, b, alpha=0.05, power=0.8):
-    """The smallest shift the rank test would detect with this power at level alpha:
-    (z_{1-alpha/2} + z_power) x pooled sd x sqrt(1/na + 1/nb), times sqrt(pi/3) for the
-    rank test's efficiency against a t-test. inf when the sample sizes cannot reach alpha."""
+    """The smallest shift the rank test would find with this power at level alpha (one
+    metric tested alone), from the noise of both sides as measured (Noether's formula
+    on their residuals, not a normal model: on bimodal process noise the normal model
+    put the power of its 'mde' anywhere from 40% to 97%; tests/compare/test_stats.py
+    checks this one by simulation). inf when the sample sizes cannot reach alpha."""
     if min_p(len(a), len(b)) > alpha:
         return math.inf
-    sd = pooled_sd(a, b)
-    if not math.isfinite(sd):
-        return math.inf
     z = normal_quantile(1 - alpha / 2) + normal_quantile(power)
-    return z * sd * math.sqrt(1 / len(a) + 1 / len(b)) * math.sqrt(math.pi / 3)
+    return _shift_for(residual_differences(a, b), len(a), len(b), z)
+
+
+def reps_for_shift(a, b, shift, alpha=0.05, power=0.8, limit=100000):
+    """Repetitions per side at which a shift of this size would be found (min_detectable_
+    shift <= shift), with the noise measured in a and b; None beyond limit."""
+    diffs = residual_differences(a, b)
+    z = normal_quantile(1 - alpha / 2) + normal_quantile(power)
+    n = 2
+    while min_p(n, n) > alpha or _shift_for(diffs, n, n, z) > shift:
+        n = n + 1 if n < 64 else int(n * 1.1)
+        if n > limit:
+            return None
+    return n
 
 
 def quantile_median(values):

@@ -2,7 +2,9 @@
 """summarize.py RUN: for a repeated run (RUN/rep-1, rep-2, ...), writes RUN/summary.csv:
 every metric over the repetitions (one value per repetition: one process), with the
 median, the quartiles, the extremes and the relative IQR, which is the process-to-process
-noise a comparison has to see through. Called by scripts/bench.sh --repeat."""
+noise a comparison has to see through. Called by scripts/bench.sh --repeat.
+A repetition without COMPLETE (interrupted, or still running) is refused, exit 2;
+--allow-incomplete summarizes anyway and says so in summary.csv and on stdout."""
 import csv
 import os
 import sys
@@ -12,16 +14,28 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import vlresults  # noqa: E402
 
 
-def main():
-    if len(sys.argv) != 2 or not os.path.isdir(sys.argv[1]):
-        print("usage: summarize.py RUN_FOLDER", file=sys.stderr)
+def main(argv):
+    allow = "--allow-incomplete" in argv
+    argv = [a for a in argv if a != "--allow-incomplete"]
+    if len(argv) != 1 or not os.path.isdir(argv[0]):
+        print("usage: summarize.py [--allow-incomplete] RUN_FOLDER", file=sys.stderr)
         return 2
-    run = vlresults.Run(sys.argv[1])
+    run = vlresults.Run(argv[0])
     if not run.repeated:
-        print(f"summarize: {sys.argv[1]} has no rep-<k> folders", file=sys.stderr)
+        print(f"summarize: {argv[0]} has no rep-<k> folders", file=sys.stderr)
         return 2
-    path = os.path.join(sys.argv[1], "summary.csv")
+    flag = ""
+    if run.incomplete:
+        flag = (f"INCOMPLETE: {len(run.incomplete)} of {len(run.reps)} repetitions have no {vlresults.COMPLETE_MARK} "
+                f"(interrupted or still running): " + ", ".join(os.path.basename(p) for p in run.incomplete))
+        if not allow:
+            print(f"summarize: {argv[0]}: {flag}; pass --allow-incomplete to summarize anyway", file=sys.stderr)
+            return 2
+        print(f"summarize: {flag}")
+    path = os.path.join(argv[0], "summary.csv")
     with open(path, "w", newline="") as f:
+        if flag:
+            f.write(f"# {flag}\n")
         f.write(f"# repetitions: {len(run.reps)}\n# one value per repetition (a separate process); "
                 "rel_iqr = (p75 - p25) / median over the repetitions\n")
         w = csv.writer(f)
@@ -40,4 +54,4 @@ def main():
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(main(sys.argv[1:]))

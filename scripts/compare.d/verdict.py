@@ -16,10 +16,13 @@ Per metric:
   4. q <= alpha: faster / slower (better / worse for memory; "changed" where neither
      direction is better), with the ratio B/A
      estimated by Hodges-Lehmann on log values and its 1 - alpha interval;
-  5. otherwise "same" when the smallest change the runs could have detected (80% power)
-     is at most --resolve (default: a doubling or halving), else "inconclusive" (too
-     noisy to say). The table and compare.csv give that smallest change (mde) for
-     every metric: "same" is as strong as its mde.
+  5. otherwise "same" only when the 1 - alpha interval of the ratio lies wholly inside
+     [1 / (1 + margin), 1 + margin] (an equivalence rule; the margin is --resolve, by
+     default --threshold), else "inconclusive", with the repetitions per side that
+     would resolve it (reps_needed). The table and compare.csv also give the smallest
+     change the runs could have detected with 80% power (mde, for the metric tested
+     alone; Noether's formula on the measured noise, checked by simulation in
+     tests/compare/test_stats.py).
 A change is a regression (exit 1) when it is real (4.) and its estimated size is beyond
 --threshold in the bad direction.
 
@@ -50,14 +53,6 @@ def direction(metric):
 
 def is_time(metric):
     return metric.unit in TIME_UNITS or metric.unit in ("per_s", "gbps") or metric.name.endswith("_per_s")
-
-
-def reps_for_power(na, nb, alpha):
-    """The repetitions per side at which the rank test can first reach alpha."""
-    n = max(na, nb, 2)
-    while rankstats.min_p(n, n) > alpha:
-        n += 1
-    return n
 
 
 class Judgement:
@@ -93,8 +88,21 @@ def change_of(ratio):
     return max(ratio, 1 / ratio) - 1
 
 
-def judge_all(pairs, alpha=0.05, threshold=0.05, resolve=1.0, power=0.8):
-    """pairs: [(metric A, metric B)]; returns one Judgement each, in order."""
+def _reps_to_resolve(ta, tb, est, margin, alpha, power):
+    """Repetitions per side that would resolve a metric: for an estimate inside the
+    margin, the count at which a change of (margin - |estimate|) is found with this
+    power, about what puts the interval inside the margin; beyond it, the count that
+    finds the estimated change itself. None when the noise cannot say."""
+    if not (math.isfinite(est) and math.isfinite(margin)) or margin <= 0 or min(len(ta), len(tb)) < 2:
+        return None  # one process a side says nothing of the noise
+    room = margin - abs(est) if abs(est) < margin else abs(est)
+    return rankstats.reps_for_shift(ta, tb, room, alpha, power) if room > 0 else None
+
+
+def judge_all(pairs, alpha=0.05, threshold=0.05, resolve=None, power=0.8):
+    """pairs: [(metric A, metric B)]; returns one Judgement each, in order. resolve: the
+    equivalence margin of 'same' (default: the threshold)."""
+    margin_change = threshold if resolve is None else resolve
     out = [Judgement() for _ in pairs]
     tested = []
     for j, (ma, mb) in zip(out, pairs):
@@ -112,15 +120,15 @@ def judge_all(pairs, alpha=0.05, threshold=0.05, resolve=1.0, power=0.8):
         j.noise = sd if logged else (sd / abs(base) if base else math.nan)
         mde_shift = rankstats.min_detectable_shift(ta, tb, alpha, power)
         j.mde = change_of(_as_ratio(mde_shift, logged, base)) if math.isfinite(mde_shift) else math.inf
-        target = math.log1p(threshold) if logged else threshold * abs(base)
-        if math.isfinite(sd) and sd > 0 and target > 0:
-            z = rankstats.normal_quantile(1 - alpha / 2) + rankstats.normal_quantile(power)
-            j.reps_needed = max(reps_for_power(2, 2, alpha),
-                                math.ceil(2 * (z * sd * math.sqrt(math.pi / 3) / target) ** 2))
-            j.noise_known = True
+        margin = math.log1p(margin_change) if logged else margin_change * abs(base)
+        j.reps_needed = _reps_to_resolve(ta, tb, est, margin, alpha, power)
+        j.noise_known = j.reps_needed is not None
         if rankstats.min_p(len(a), len(b)) > alpha:
             j.basis, j.verdict = f"n={len(a)}/{len(b)}", "inconclusive"
-            j.reps_needed = max(j.reps_needed or 0, reps_for_power(len(a), len(b), alpha))
+            floor = 2
+            while rankstats.min_p(floor, floor) > alpha:
+                floor += 1
+            j.reps_needed = max(j.reps_needed or 0, floor)
             continue
         j.basis = "rank"
         j.p = rankstats.mann_whitney(ta, tb)
@@ -140,8 +148,13 @@ def judge_all(pairs, alpha=0.05, threshold=0.05, resolve=1.0, power=0.8):
             else:
                 j.verdict = "worse" if worse else "better"
             j.regression = sense != 0 and worse and change_of(j.ratio) > threshold
-        elif j.mde <= resolve:
+        elif within(j.lo, j.hi, margin_change):
             j.verdict = "same"
         else:
             j.verdict = "inconclusive"
     return out
+
+
+def within(lo, hi, margin):
+    """Whether the interval [lo, hi] of a ratio lies inside [1 / (1 + margin), 1 + margin]."""
+    return all(0 < x < math.inf and change_of(x) <= margin for x in (lo, hi))

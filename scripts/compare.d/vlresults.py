@@ -32,6 +32,10 @@ IDENTITY = {"section", "variant", "role", "record", "pattern", "phase", "test", 
 # Metadata that differs on every run and says nothing about the conditions.
 VOLATILE_META = {"date_utc", "command"}
 SKIP_FILES = {"manifest.csv", "compare.csv"}
+# Written last by scripts/bench.sh into a results folder (and each rep-<k>/ of a repeated
+# run) once every job of it has finished: a folder without it was interrupted or is
+# still running, and its files are not a result.
+COMPLETE_MARK = "COMPLETE"
 
 
 class Metric:
@@ -131,12 +135,7 @@ def program_metrics(fname, header, rows):
     return out, malformed
 
 
-def quantile(sorted_values, q):
-    pos = q * (len(sorted_values) - 1)
-    i = int(pos)
-    if i + 1 >= len(sorted_values):
-        return sorted_values[-1]
-    return sorted_values[i] + (pos - i) * (sorted_values[i + 1] - sorted_values[i])
+quantile = rankstats.quantile  # summarize.py and others read it here
 
 
 def hyperfine_metrics(path):
@@ -182,7 +181,9 @@ class Folder:
         self.path = path
         self.meta = {}      # key -> set of values over all files
         self.files = {}     # csv file name -> list of Metric
+        self.file_meta = {}  # csv file name -> its '#' metadata
         self.program_of = {}
+        self.complete = os.path.isfile(os.path.join(path, COMPLETE_MARK))
         self.malformed = []
         self.state = read_state(os.path.join(path, "machine.txt"))
         for p in sorted(glob.glob(os.path.join(path, "*.csv"))):
@@ -191,6 +192,7 @@ class Folder:
             if fname in SKIP_FILES or fname.startswith(("compare", "hyperfine.", "summary", "noise")):
                 continue
             meta, header, rows = read_csv(p)
+            self.file_meta[fname] = meta
             for k, v in meta.items():
                 if k not in VOLATILE_META:
                     self.meta.setdefault(k, set()).add(v)
@@ -215,11 +217,15 @@ class Run:
         self.repeated = bool(rep_paths)
         self.reps = [Folder(p) for p in rep_paths] if rep_paths else [Folder(path)]
         self.states = [r.state for r in self.reps if r.state]
-        self.meta, self.files, self.program_of, self.malformed = {}, {}, {}, []
+        self.meta, self.files, self.program_of, self.malformed, self.file_meta = {}, {}, {}, [], {}
+        # The folders without COMPLETE: interrupted, killed or still running.
+        self.incomplete = [r.path for r in self.reps if not r.complete]
         for rep in self.reps:
             for k, v in rep.meta.items():
                 self.meta.setdefault(k, set()).update(v)
             self.program_of.update(rep.program_of)
+            for fname, meta in rep.file_meta.items():
+                self.file_meta.setdefault(fname, meta)
             self.malformed += [f"{os.path.basename(rep.path)}/{m}" if self.repeated else m for m in rep.malformed]
         for fname in sorted({f for rep in self.reps for f in rep.files}):
             merged = {}
