@@ -39,6 +39,7 @@ static const vl_program_def def = {
     .default_alloc = "caching",
     .options = options,
     .check_options = load_trace,
+    .input = &trace_path,
 };
 
 static vl_trace trace;
@@ -52,7 +53,7 @@ static void load_trace(vl_cli *cli)
     if (!trace_path) vl_cli_usage_error(cli, "--trace FILE is required ('-' reads standard input)");
     vl_trace_format_parse(format_name, &opt.format); /* a name of --format's choices */
     opt.free_at = strcmp(free_at_name, "requested") == 0 ? VL_TRACE_FREE_AT_REQUESTED : VL_TRACE_FREE_AT_COMPLETED;
-    int rc = vl_trace_load(trace_path, &opt, cli->argv[0], &trace, err, sizeof err);
+    int rc = vl_trace_load(trace_path, &opt, &trace, err, sizeof err);
     if (rc == -1) fprintf(stderr, "%s: %s\n", cli->prog, err);
     if (rc != 0) exit(VL_EXIT_USAGE); /* -2: the pickle converter already said why */
     if (trace.unknown_frees)

@@ -29,6 +29,9 @@ typedef struct vl_program_def {
      * bad value is a usage error (exit 2) also on a machine without a GPU. May be NULL;
      * reports with vl_cli_usage_error. */
     void (*check_options)(vl_cli *cli);
+    /* The program's input file option (its variable), may be NULL: -o naming it (by any
+     * path or link) is refused, like -o naming the program or a file of --alloc. */
+    const char *const *input;
 } vl_program_def;
 
 /* Exits on usage errors (2) and when no CUDA device is there (77). */

@@ -294,28 +294,28 @@ static void test_load_one_sniff_rule(void **state)
 
     write_file(path, "\x80\x04\x95", 3);
     assert_int_equal(vl_trace_guess("\x80\x04\x95", 3), VL_TRACE_TORCH_PICKLE);
-    assert_int_equal(vl_trace_load(path, NULL, NULL, &t, msg, sizeof msg), -1);
+    assert_int_equal(vl_trace_load(path, NULL, &t, msg, sizeof msg), -1);
     if (!strstr(msg, "cannot run /nonexistent/converter")) fail_msg("%s", msg);
 
     write_file(path, "\x80\x09zz\n", 4);
     assert_int_equal(vl_trace_guess("\x80\x09zz\n", 4), VL_TRACE_AUTO);
-    assert_int_equal(vl_trace_load(path, NULL, NULL, &t, msg, sizeof msg), -1);
+    assert_int_equal(vl_trace_load(path, NULL, &t, msg, sizeof msg), -1);
     if (!strstr(msg, ": unknown trace format")) fail_msg("%s", msg);
 
     const char *text = "vramlab-trace 1\na 5 1MiB\nq\n";
     write_file(path, text, strlen(text));
-    assert_int_equal(vl_trace_load(path, NULL, NULL, &t, msg, sizeof msg), -1);
+    assert_int_equal(vl_trace_load(path, NULL, &t, msg, sizeof msg), -1);
     assert_true(strncmp(msg, path, strlen(path)) == 0);
     if (!strstr(msg + strlen(path), ":3: ")) fail_msg("%s", msg);
 
     text = "vramlab-trace 1\n# nothing\n";
     write_file(path, text, strlen(text));
-    assert_int_equal(vl_trace_load(path, NULL, NULL, &t, msg, sizeof msg), -1);
+    assert_int_equal(vl_trace_load(path, NULL, &t, msg, sizeof msg), -1);
     if (!strstr(msg, ": the trace has no operations")) fail_msg("%s", msg);
 
     text = "vramlab-trace 1\na 5 1MiB\nf 9\n";
     write_file(path, text, strlen(text));
-    assert_int_equal(vl_trace_load(path, NULL, NULL, &t, msg, sizeof msg), 0);
+    assert_int_equal(vl_trace_load(path, NULL, &t, msg, sizeof msg), 0);
     assert_int_equal(t.nops, 1);
     assert_string_equal(vl_trace_unknown_frees_note(&t, "x", msg, sizeof msg),
                         "x: 1 free of addresses not allocated at that point (line 3); they are left out of the replay");
