@@ -94,6 +94,14 @@ int vl_program_finish(vl_program *p)
             status = VL_EXIT_FAIL;
         }
     }
+    if (p->dev && p->dev->failed_calls) {
+        /* The allocator may have carried on, but its figures describe a run in which the
+         * device failed it. */
+        fprintf(stderr, "%s: %llu device call%s failed (first: %s): the results are not valid\n", p->cli.prog,
+                (unsigned long long)p->dev->failed_calls, p->dev->failed_calls == 1 ? "" : "s",
+                p->dev->first_failure);
+        status = VL_EXIT_FAIL;
+    }
     char why[200] = "";
     if (p->csv && vl_csv_error(p->csv)) snprintf(why, sizeof why, ": %s", vl_csv_error(p->csv));
     if (vl_csv_close(p->csv) != 0) {
