@@ -1,0 +1,118 @@
+#!/usr/bin/env bash
+# Untrusted input and interrupted runs, on the programs of one build (no GPU):
+#   outputs   -o naming an input (same path, hard link, symbolic link) is refused and
+#             the input is unchanged; a CSV appears under its name only when complete
+#   killed    SIGTERM/SIGINT mid-run leave no CSV and no temporary file; kill -9 leaves
+#             only a hidden temporary name that no *.csv glob takes for a result
+#   faults    injected device failures (sim:fail_*) end random_churn and replay with
+#             exit 1 and the failure named
+#   limits    a trace over the size limit is refused (exit 2, one line)
+#   plots     file and folder names holding quotes, spaces and gnuplot code plot and
+#             run nothing (skipped, exit 77, without gnuplot)
+# usage: run.sh BIN_DIR SECTION      exit 0 passed, 1 failed, 77 skipped
+set -u
+bin=$(cd "${1:?usage: run.sh BIN_DIR SECTION}" && pwd)
+section=${2:?usage: run.sh BIN_DIR SECTION}
+repo=$(cd "$(dirname "$0")/../.." && pwd)
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+. "$repo/tests/support/checks.sh"
+trace=$repo/tests/bad_input/traces/valid.vramlab
+
+one_line() { # description: $tmp/out holds exactly one line
+    [ "$(wc -l <"$tmp/out")" -eq 1 ] || { echo "FAIL: $1: not one line:"; sed 's/^/    /' "$tmp/out"; failures=$((failures + 1)); }
+}
+
+outputs() {
+    cp "$trace" "$tmp/t.vramlab"
+    sum=$(cksum <"$tmp/t.vramlab")
+    ln "$tmp/t.vramlab" "$tmp/hard.csv"
+    ln -s t.vramlab "$tmp/sym.csv"
+    for o in "$tmp/t.vramlab" "$tmp/./t.vramlab" "$tmp/hard.csv" "$tmp/sym.csv"; do
+        check "replay -o $o onto its input" 2 "$bin/replay" --device sim --quick --trace "$tmp/t.vramlab" -o "$o"
+        expect "-o onto the input: why" "names the input"
+        one_line "-o onto the input"
+    done
+    [ "$(cksum <"$tmp/t.vramlab")" = "$sum" ] || { echo "FAIL: the input changed"; failures=$((failures + 1)); }
+    check "-o onto the program itself" 2 "$bin/random_churn" --device sim --alloc caching --quick -o "$bin/random_churn"
+    expect "-o onto the program: why" "names this program"
+    check "a plain -o still works" 0 "$bin/replay" --device sim --quick --trace "$tmp/t.vramlab" -o "$tmp/r.csv"
+    grep -q '^pass,' "$tmp/r.csv" || { echo "FAIL: no result in r.csv"; failures=$((failures + 1)); }
+    ls -A "$tmp" | grep -q '^\.' && { echo "FAIL: a temporary file is left: $(ls -A "$tmp")"; failures=$((failures + 1)); }
+    check "-o into a missing folder" 1 "$bin/replay" --device sim --quick --trace "$tmp/t.vramlab" -o "$tmp/no/r.csv"
+    one_line "-o into a missing folder"
+}
+
+# Starts a long replay on sim writing $tmp/k/r.csv, waits until it has begun writing
+# (its temporary file exists), sends the signal, waits for it to end. A background job
+# of a script starts with SIGINT ignored: env gives the program the default back.
+kill_mid_run() {
+    local sig=$1
+    rm -rf "$tmp/k"; mkdir "$tmp/k"
+    env --default-signal=INT "$bin/replay" --device sim --passes 1000 --trace "$tmp/long.vramlab" -o "$tmp/k/r.csv" 2>/dev/null &
+    local pid=$! i
+    for i in $(seq 200); do
+        [ -n "$(ls -A "$tmp/k")" ] && break
+        sleep 0.05
+    done
+    sleep 0.2
+    kill "-$sig" "$pid"
+    wait "$pid" 2>/dev/null
+}
+
+killed() {
+    { echo "vramlab-trace 1"; for i in $(seq 20000); do echo "a $i 4096"; done; for i in $(seq 20000); do echo "f $i"; done; } >"$tmp/long.vramlab"
+    for sig in TERM INT; do
+        kill_mid_run $sig
+        [ -z "$(ls -A "$tmp/k")" ] || { echo "FAIL: SIG$sig left: $(ls -A "$tmp/k")"; failures=$((failures + 1)); }
+    done
+    kill_mid_run KILL
+    left=$(ls -A "$tmp/k")
+    [ ! -e "$tmp/k/r.csv" ] || { echo "FAIL: kill -9 left a CSV under its final name"; failures=$((failures + 1)); }
+    case $left in
+    .r.csv.*) ;;
+    *) echo "FAIL: kill -9 left '$left', not one hidden temporary name"; failures=$((failures + 1)) ;;
+    esac
+    (shopt -s nullglob; f=("$tmp"/k/*.csv); [ ${#f[@]} -eq 0 ]) || { echo "FAIL: *.csv matches the temporary file"; failures=$((failures + 1)); }
+}
+
+faults() {
+    for f in fail_free=1 fail_sync=1 fail_alloc=1; do
+        check "random_churn sim:$f" 1 "$bin/random_churn" --device "sim:$f" --alloc caching --quick -o "$tmp/c.csv"
+        expect "random_churn sim:$f: why" "injected failure.*results are not valid"
+        check "replay sim:$f" 1 "$bin/replay" --device "sim:$f" --quick --trace "$trace" -o "$tmp/r.csv"
+        expect "replay sim:$f: why" "injected failure.*results are not valid"
+    done
+}
+
+limits() {
+    check "a trace over VRAMLAB_TRACE_MAX_BYTES" 2 env VRAMLAB_TRACE_MAX_BYTES=16 "$bin/replay" --device sim --quick --trace "$trace" -o "$tmp/r.csv"
+    expect "size limit: why" "larger than 16 bytes"
+    one_line "size limit"
+    check "the same from standard input" 2 env VRAMLAB_TRACE_MAX_BYTES=16 sh -c "\"$bin/replay\" --device sim --quick --trace - -o \"$tmp/r.csv\" <\"$trace\""
+    expect "size limit, stdin: why" "larger than 16 bytes"
+}
+
+plots() {
+    command -v gnuplot >/dev/null || { echo "SKIP: gnuplot is not installed"; exit 77; }
+    for name in "it's" 'a "b"' "sp ace" "x';system('touch $tmp/PWNED');'" 'x`touch PWNED2`' '<touch PWNED3' '$(touch PWNED4)'; do
+        run="$tmp/runs/$name"
+        mkdir -p "$run"
+        for a in caching "caching:segments=expandable"; do
+            "$bin/replay" --device sim --alloc "$a" --quick --trace "$trace" -o "$run/replay.$a.sim.csv" 2>/dev/null
+        done
+        (cd "$tmp" && "$repo/scripts/plots.sh" "$run") >"$tmp/out" 2>&1
+        rc=$?
+        [ $rc -eq 0 ] && [ -s "$run/plots/replay.png" ] || { echo "FAIL: plots.sh on '$name': exit $rc, no replay.png"; sed 's/^/    /' "$tmp/out"; failures=$((failures + 1)); }
+        for m in "$tmp/PWNED" "$tmp/PWNED2" "$tmp/PWNED3" "$tmp/PWNED4" PWNED PWNED2 PWNED3 PWNED4; do
+            [ ! -e "$m" ] || { echo "FAIL: plots.sh on '$name' ran a command ($m)"; failures=$((failures + 1)); rm -f "$m"; }
+        done
+    done
+}
+
+case $section in
+outputs | killed | faults | limits | plots) $section ;;
+*) echo "run.sh: unknown section '$section'" >&2; exit 2 ;;
+esac
+[ "$failures" -eq 0 ] && echo "passed: $section" || echo "FAILED: $section ($failures)"
+[ "$failures" -eq 0 ]
