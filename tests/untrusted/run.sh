@@ -108,6 +108,16 @@ plots() {
             [ ! -e "$m" ] || { echo "FAIL: plots.sh on '$name' ran a command ($m)"; failures=$((failures + 1)); rm -f "$m"; }
         done
     done
+    # Every script, the ones that hand a name to a shell (awk, grep) included, on a CSV
+    # whose name is shell and gnuplot code: whether it draws (it is the wrong program's
+    # CSV) does not matter here, only that nothing runs.
+    evil=$tmp/"x';system('touch \$PWN');'\$(touch \$PWN)\`touch \$PWN\`.csv"
+    cp "$tmp/runs/it's/replay.caching.sim.csv" "$evil" || { echo "FAIL: cannot make $evil"; failures=$((failures + 1)); }
+    for gp in "$repo"/plots/*.gp; do
+        case $(basename "$gp") in common.gp | matrix.gp) continue ;; esac
+        (cd "$repo" && PWN=$tmp/PWNED gnuplot -c "$gp" "$tmp/o.png" "$evil" "l';system('touch \$PWN')'") >/dev/null 2>&1
+        [ ! -e "$tmp/PWNED" ] || { echo "FAIL: $(basename "$gp") ran a command from a name"; failures=$((failures + 1)); rm -f "$tmp/PWNED"; }
+    done
 }
 
 case $section in
