@@ -118,6 +118,10 @@ plots() {
         (cd "$repo" && PWN=$tmp/PWNED gnuplot -c "$gp" "$tmp/o.png" "$evil" "l';system('touch \$PWN')'") >/dev/null 2>&1
         [ ! -e "$tmp/PWNED" ] || { echo "FAIL: $(basename "$gp") ran a command from a name"; failures=$((failures + 1)); rm -f "$tmp/PWNED"; }
     done
+    # scripts/matrix's heat map: file, output and title are arguments too.
+    printf '%s\n' 'p,0,0,m1,c,0,baseline,=' 'p,0,1,m1,c,0.5,faster,+' >"$evil"
+    (cd "$repo" && PWN=$tmp/PWNED gnuplot -c plots/matrix.gp "$evil" "$tmp/m'x.png" 1 2 1 "t';system('touch \$PWN')'" 8) >"$tmp/out" 2>&1
+    [ -s "$tmp/m'x.png" ] && [ ! -e "$tmp/PWNED" ] || { echo "FAIL: matrix.gp with hostile names"; sed 's/^/    /' "$tmp/out"; failures=$((failures + 1)); }
 }
 
 case $section in
