@@ -121,9 +121,7 @@ int main(int argc, char **argv)
     }
 
     vl_replay_destroy(&r);
-    /* The allocator may still hold blocks tied to these streams: close it first. */
-    vl_alloc_close(p.alloc);
-    p.alloc = NULL;
+    vl_program_close_alloc(&p); /* before the streams its blocks were used on */
     vl_bench_streams_destroy(&streams);
     free(is_default);
     vl_trace_free(&trace);

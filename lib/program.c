@@ -77,13 +77,16 @@ void vl_program_start(vl_program *p, const vl_program_def *def, int argc, char *
         vl_csv_meta(p->csv, "alloc_version", "%s", p->alloc->backend->version(p->alloc));
 }
 
+void vl_program_close_alloc(vl_program *p)
+{
+    if (p->alloc) vl_alloc_close(p->alloc);
+    p->alloc = NULL;
+}
+
 int vl_program_finish(vl_program *p)
 {
     int status = VL_EXIT_OK;
-    if (p->alloc) {
-        vl_alloc_close(p->alloc);
-        p->alloc = NULL;
-    }
+    vl_program_close_alloc(p);
     if (p->dev && !p->dev->simulated && p->free_at_start) {
         size_t free_now = 0, total = 0;
         p->dev->ops->synchronize(p->dev);

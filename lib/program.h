@@ -36,6 +36,11 @@ typedef struct vl_program_def {
 
 /* Exits on usage errors (2) and when no CUDA device is there (77). */
 void vl_program_start(vl_program *p, const vl_program_def *def, int argc, char **argv);
+/* Closes the allocator now instead of in vl_program_finish: a program calls it before
+ * it destroys the streams its blocks were used on, because an allocator may
+ * synchronize a segment's stream when it gives the segment back (c10 with expandable
+ * segments does, in emptyCache: on a destroyed stream that is a crash at exit). */
+void vl_program_close_alloc(vl_program *p);
 /* Closes the allocator and the CSV; reports device memory not given back (a leak)
  * on stderr and as a failure. Returns the exit status for main(). */
 int vl_program_finish(vl_program *p);
