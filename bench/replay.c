@@ -21,7 +21,8 @@
 
 static const char *trace_path = NULL;
 static const char *format_name = "auto";
-static const char *free_at_name = "completed";
+static const char free_at_default[] = "completed";
+static const char *free_at_name = free_at_default; /* another pointer: --free-at was given */
 static int64_t passes = 3;
 
 static const vl_cli_opt options[] = {
@@ -56,6 +57,11 @@ static void load_trace(vl_cli *cli)
     int rc = vl_trace_load(trace_path, &opt, &trace, err, sizeof err);
     if (rc == -1) fprintf(stderr, "%s: %s\n", cli->prog, err);
     if (rc != 0) exit(VL_EXIT_USAGE); /* -2: the pickle converter already said why */
+    if (free_at_name != free_at_default && trace.format != VL_TRACE_TORCH_CSV && trace.format != VL_TRACE_TORCH_PICKLE) {
+        const char *format = vl_trace_format_name(trace.format);
+        vl_trace_free(&trace);
+        vl_cli_usage_error(cli, "--free-at applies to torch traces only; %s is a %s trace", trace_path, format);
+    }
     if (trace.unknown_frees)
         fprintf(stderr, "%s: %s\n", cli->prog, vl_trace_unknown_frees_note(&trace, trace_path, err, sizeof err));
 }
