@@ -183,5 +183,69 @@ if os.access(REPLAY, os.X_OK):
 else:
     print(f"SKIP replay checks: {REPLAY} is not built (make programs)")
 
+# --- the loader under mutation: plain data or SnapshotError, nothing ever called -------
+# Seeded, VL_FUZZ_SNAPSHOT_RUNS mutations (default 3000; `make proptest`-style long runs
+# set more). Mutations flip bytes, truncate, and splice in the opcodes that import, call
+# or build objects; every attempt to run something is caught by stubs of os.system and
+# subprocess (the payloads' targets), and every result must be made of the plain types.
+import random  # noqa: E402
+import snapshot_load  # noqa: E402
+
+PLAIN = (dict, list, tuple, str, bytes, int, float, bool, type(None))
+DANGEROUS = [b"c", b"\x93", b"R", b"b", b"i", b"o", b"\x81", b"\x92", b"\x82", b"\x83", b"\x84", b"P", b"Q",
+             b"cos\nsystem\n", b"\x8c\x02os\x8c\x06system\x93", b"cbuiltins\neval\n", b"\x97", b"\x98"]
+
+
+def plain(v, depth=0):
+    if depth > 200 or not isinstance(v, PLAIN):
+        return depth > 200
+    if isinstance(v, dict):
+        return all(plain(k, depth + 1) and plain(x, depth + 1) for k, x in v.items())
+    if isinstance(v, (list, tuple)):
+        return all(plain(x, depth + 1) for x in v)
+    return True
+
+
+def mutate(rng, data):
+    b = bytearray(data)
+    for _ in range(rng.randint(1, 4)):
+        kind = rng.randrange(4)
+        pos = rng.randrange(len(b) + 1)
+        if kind == 0 and b:
+            b[min(pos, len(b) - 1)] = rng.randrange(256)
+        elif kind == 1:
+            b[pos:pos] = rng.choice(DANGEROUS)
+        elif kind == 2:
+            del b[pos:]
+        else:
+            b[pos:pos] = rng.choice(list(EVIL.values()))[: rng.randint(1, 40)]
+    return bytes(b)
+
+
+called = []
+saved = (os.system, sp.call, sp.run, sp.Popen)
+os.system = sp.call = sp.run = sp.Popen = lambda *a, **k: called.append(a)  # eval's payload calls os.system
+rng = random.Random(20240601)
+seeds = [pickle.dumps({"device_traces": [TRACE]}, protocol=p) for p in range(6)] + list(EVIL.values())
+bad = []
+runs = int(os.environ.get("VL_FUZZ_SNAPSHOT_RUNS", "3000"))
+for n in range(runs):
+    data = mutate(rng, rng.choice(seeds))
+    try:
+        if not plain(snapshot_load.loads(data)):
+            bad.append((data, "not plain data"))
+    except snapshot_load.SnapshotError as e:
+        if "\n" in str(e):
+            bad.append((data, "a message of several lines"))
+    except Exception as e:  # anything else escaped the loader
+        bad.append((data, f"{type(e).__name__}: {e}"))
+os.system, sp.call, sp.run, sp.Popen = saved
+check(f"loader fuzz: {runs} mutated pickles, only plain data or one-line SnapshotError", not bad,
+      bad[0] if bad else "")
+check("loader fuzz: nothing was called", not called, called[:3])
+
+import shutil  # noqa: E402
+shutil.rmtree(scratch, ignore_errors=True)
+
 print(f"{'FAILED' if failures else 'passed'}: {failures} failure(s)")
 sys.exit(1 if failures else 0)

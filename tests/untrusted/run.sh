@@ -74,6 +74,26 @@ killed() {
     *) echo "FAIL: kill -9 left '$left', not one hidden temporary name"; failures=$((failures + 1)) ;;
     esac
     (shopt -s nullglob; f=("$tmp"/k/*.csv); [ ${#f[@]} -eq 0 ]) || { echo "FAIL: *.csv matches the temporary file"; failures=$((failures + 1)); }
+    # Signals at random moments (seeded), from before the CSV is opened to mid-run: never
+    # a CSV under its final name; TERM/INT leave nothing, KILL at most the hidden name.
+    RANDOM=${VL_FUZZ_SEED:-7}
+    local sigs=(TERM INT KILL) n
+    for n in $(seq "${VL_FUZZ_KILLS:-8}"); do
+        sig=${sigs[RANDOM % 3]} delay=0.$((RANDOM % 40))
+        rm -rf "$tmp/k"; mkdir "$tmp/k"
+        env --default-signal=INT "$bin/replay" --device sim --passes 1000 --trace "$tmp/long.vramlab" -o "$tmp/k/r.csv" 2>/dev/null &
+        pid=$!
+        sleep "$delay"
+        kill "-$sig" "$pid" 2>/dev/null
+        wait "$pid" 2>/dev/null
+        left=$(ls -A "$tmp/k")
+        case $sig:$left in
+        *:r.csv*) echo "FAIL: SIG$sig after ${delay}s left a CSV under its final name"; failures=$((failures + 1)) ;;
+        KILL: | KILL:.r.csv.??????) ;;
+        *:) ;;
+        *) echo "FAIL: SIG$sig after ${delay}s left '$left'"; failures=$((failures + 1)) ;;
+        esac
+    done
 }
 
 faults() {
@@ -95,7 +115,17 @@ limits() {
 
 plots() {
     command -v gnuplot >/dev/null || { echo "SKIP: gnuplot is not installed"; exit 77; }
-    for name in "it's" 'a "b"' "sp ace" "x';system('touch $tmp/PWNED');'" 'x`touch PWNED2`' '<touch PWNED3' '$(touch PWNED4)'; do
+    # Fixed hostile names, and random ones from the characters that quote, substitute or
+    # pipe in gnuplot and the shell (seeded).
+    local names=("it's" 'a "b"' "sp ace" "x';system('touch $tmp/PWNED');'" 'x`touch PWNED2`' '<touch PWNED3' '$(touch PWNED4)')
+    local chars=("'" '"' ' ' '`' '$' '(' ')' ';' '|' '<' '>' '&' '\\' '@' '#' '*' '?' 'a' 'Z' '-' '.')
+    RANDOM=${VL_FUZZ_SEED:-7}
+    for n in $(seq "${VL_FUZZ_NAMES:-4}"); do
+        nm=r
+        for k in $(seq 8); do nm+=${chars[RANDOM % ${#chars[@]}]}; done
+        names+=("$nm")
+    done
+    for name in "${names[@]}"; do
         run="$tmp/runs/$name"
         mkdir -p "$run"
         for a in caching "caching:segments=expandable"; do
