@@ -373,7 +373,25 @@ static void test_record_open_failure(void **state)
     assert_non_null(strstr(why, "/nonexistent-dir/x.trace"));
 }
 
-VL_TEST_MAIN(cmocka_unit_test(test_recorded_trace_parses_back), cmocka_unit_test(test_record_open_failure),
+/* Live bytes past 2^64 would wrap into a small peak: refused with the line. */
+static void test_peak_overflow_refused(void **state)
+{
+    (void)state;
+    expect_error("vramlab-trace 1\na 1 4611686018427387904\na 2 4611686018427387904\n"
+                 "a 3 4611686018427387904\na 4 4611686018427387904\n",
+                 VL_TRACE_VRAMLAB, "5: live bytes pass 2^64");
+    /* Freed in between: the live sum stays small, but the total allocated passes 2^64. */
+    expect_error("vramlab-trace 1\na 1 4611686018427387904\nf 1\na 1 4611686018427387904\nf 1\n"
+                 "a 1 4611686018427387904\nf 1\na 1 4611686018427387904\nf 1\n",
+                 VL_TRACE_VRAMLAB, "allocated bytes in total pass 2^64");
+    vl_trace t;
+    assert_int_equal(parse("vramlab-trace 1\na 1 4611686018427387904\na 2 4611686018427387904\n"
+                           "a 3 4611686018427387904\n", VL_TRACE_VRAMLAB, &t), 0);
+    assert_true(t.peak_live_bytes == 3 * UINT64_C(4611686018427387904));
+    vl_trace_free(&t);
+}
+
+VL_TEST_MAIN(cmocka_unit_test(test_peak_overflow_refused), cmocka_unit_test(test_recorded_trace_parses_back), cmocka_unit_test(test_record_open_failure),
              cmocka_unit_test(test_vramlab_basic), cmocka_unit_test(test_vramlab_errors),
              cmocka_unit_test(test_unknown_frees_reported), cmocka_unit_test(test_torch_csv_completed),
              cmocka_unit_test(test_torch_csv_requested), cmocka_unit_test(test_torch_csv_columns_and_errors),

@@ -1,7 +1,8 @@
 /* Untrusted input and interrupted runs, as programs (tests/untrusted/run.sh, one
  * section per test): -o onto an input, CSVs renamed only when complete and temporary
  * files removed on SIGTERM/SIGINT, injected device faults as failures, the trace size
- * limit, and plot file names that carry gnuplot or shell code. No GPU needed; the plot
+ * limit, plot file names that carry gnuplot or shell code, and sizes that leave a
+ * scenario nothing to measure. No GPU needed; the plot
  * section skips when gnuplot is not installed. */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -30,6 +31,7 @@ static void test_killed_run_leaves_no_result(void **state) { (void)state; run_se
 static void test_injected_faults_fail(void **state) { (void)state; run_section("faults"); }
 static void test_trace_size_limit(void **state) { (void)state; run_section("limits"); }
 static void test_plot_names_are_data(void **state) { (void)state; run_section("plots"); }
+static void test_sizes_that_leave_nothing(void **state) { (void)state; run_section("defects"); }
 
 int main(int argc, char **argv)
 {
@@ -39,7 +41,7 @@ int main(int argc, char **argv)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_output_onto_input_refused), cmocka_unit_test(test_killed_run_leaves_no_result),
         cmocka_unit_test(test_injected_faults_fail),      cmocka_unit_test(test_trace_size_limit),
-        cmocka_unit_test(test_plot_names_are_data),
+        cmocka_unit_test(test_plot_names_are_data),       cmocka_unit_test(test_sizes_that_leave_nothing),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

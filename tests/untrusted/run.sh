@@ -7,6 +7,8 @@
 #   faults    injected device failures (sim:fail_*) end random_churn and replay with
 #             exit 1 and the failure named
 #   limits    a trace over the size limit is refused (exit 2, one line)
+#   defects   retained_graph, fragmentation_churn and alloc_latency on sizes that leave
+#             nothing to measure
 #   plots     file and folder names holding quotes, spaces and gnuplot code plot and
 #             run nothing (skipped, exit 77, without gnuplot)
 # usage: run.sh BIN_DIR SECTION      exit 0 passed, 1 failed, 77 skipped
@@ -154,8 +156,24 @@ plots() {
     [ -s "$tmp/m'x.png" ] && [ ! -e "$tmp/PWNED" ] || { echo "FAIL: matrix.gp with hostile names"; sed 's/^/    /' "$tmp/out"; failures=$((failures + 1)); }
 }
 
+defects() {
+    # A working set that cannot hold one iteration says nothing about leaks.
+    check "retained_graph --memory 1" 0 "$bin/retained_graph" --device sim --alloc caching --quick --memory 1 -o "$tmp/g.csv"
+    grep -q '^summary,.*,fixed,.*,leak,' "$tmp/g.csv" && { echo "FAIL: retained_graph --memory 1 calls a fixed variant a leak"; failures=$((failures + 1)); }
+    grep -q '^summary,.*,oom_in_warmup,' "$tmp/g.csv" || { echo "FAIL: retained_graph --memory 1: no oom_in_warmup verdict"; failures=$((failures + 1)); }
+    check "retained_graph with room" 0 "$bin/retained_graph" --device sim:capacity=8GiB --alloc caching --quick -o "$tmp/g.csv"
+    grep -q '^summary,.*,bad,.*,leak,' "$tmp/g.csv" || { echo "FAIL: retained_graph with room finds no leak"; failures=$((failures + 1)); }
+    check "fragmentation_churn --memory 1" 2 "$bin/fragmentation_churn" --device sim --alloc caching --quick --memory 1 -o "$tmp/f.csv"
+    expect "fragmentation_churn --memory 1: why" "too small"
+    one_line "fragmentation_churn --memory 1"
+    [ ! -e "$tmp/f.csv" ] || { echo "FAIL: fragmentation_churn left a CSV without rows"; failures=$((failures + 1)); }
+    check "alloc_latency --min-size above --max-size" 2 "$bin/alloc_latency" --device sim --alloc caching --min-size 4GiB --max-size 1KiB -o "$tmp/a.csv"
+    one_line "alloc_latency --min-size above --max-size"
+    [ ! -e "$tmp/a.csv" ] || { echo "FAIL: alloc_latency left a CSV"; failures=$((failures + 1)); }
+}
+
 case $section in
-outputs | killed | faults | limits | plots) $section ;;
+outputs | killed | faults | limits | plots | defects) $section ;;
 *) echo "run.sh: unknown section '$section'" >&2; exit 2 ;;
 esac
 [ "$failures" -eq 0 ] && echo "passed: $section" || echo "FAILED: $section ($failures)"
