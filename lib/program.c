@@ -75,6 +75,12 @@ void vl_program_start(vl_program *p, const vl_program_def *def, int argc, char *
     vl_csv_meta(p->csv, "quick", "%s", p->cli.quick ? "yes" : "no");
     if (p->alloc && p->alloc->backend->version)
         vl_csv_meta(p->csv, "alloc_version", "%s", p->alloc->backend->version(p->alloc));
+    if (p->alloc && p->alloc->backend->effective) {
+        char eff[512];
+        p->alloc->backend->effective(p->alloc, eff, sizeof eff);
+        vl_one_line(eff);
+        vl_csv_meta(p->csv, "alloc_effective", "%s", eff);
+    }
 }
 
 void vl_program_close_alloc(vl_program *p)
