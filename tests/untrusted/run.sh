@@ -3,7 +3,8 @@
 #   outputs   -o naming an input (same path, hard link, symbolic link) is refused and
 #             the input is unchanged; a CSV appears under its name only when complete
 #   killed    SIGTERM/SIGINT mid-run leave no CSV and no temporary file; kill -9 leaves
-#             only a hidden temporary name that no *.csv glob takes for a result
+#             only a hidden temporary name that no *.csv glob takes for a result; the
+#             snapshot converter dies with replay
 #   faults    injected device failures (sim:fail_*) end random_churn and replay with
 #             exit 1 and the failure named
 #   limits    a trace over the size limit is refused (exit 2, one line)
@@ -76,6 +77,23 @@ killed() {
     *) echo "FAIL: kill -9 left '$left', not one hidden temporary name"; failures=$((failures + 1)) ;;
     esac
     (shopt -s nullglob; f=("$tmp"/k/*.csv); [ ${#f[@]} -eq 0 ]) || { echo "FAIL: *.csv matches the temporary file"; failures=$((failures + 1)); }
+    # The converter of a pickle trace dies with replay, whatever kills replay.
+    printf '#!/bin/sh\necho $$ >"%s"\nexec sleep 60\n' "$tmp/conv.pid" >"$tmp/slow-converter"
+    chmod +x "$tmp/slow-converter"
+    printf '\x80\x02}q\x00.' >"$tmp/t.pickle"
+    for sig in TERM KILL; do
+        rm -f "$tmp/conv.pid"
+        VRAMLAB_TORCH_CONVERTER=$tmp/slow-converter "$bin/replay" --device sim --trace "$tmp/t.pickle" -o "$tmp/k/p.csv" 2>/dev/null &
+        pid=$!
+        for i in $(seq 100); do [ -s "$tmp/conv.pid" ] && break; sleep 0.05; done
+        kill "-$sig" "$pid"; wait "$pid" 2>/dev/null
+        conv=$(cat "$tmp/conv.pid" 2>/dev/null)
+        for i in $(seq 40); do [ -n "$conv" ] && kill -0 "$conv" 2>/dev/null || break; sleep 0.05; done
+        if [ -z "$conv" ] || kill -0 "$conv" 2>/dev/null; then
+            echo "FAIL: SIG$sig to replay left its converter (pid '${conv:-?}') running"; failures=$((failures + 1))
+            [ -n "$conv" ] && kill "$conv"
+        fi
+    done
     # Signals at random moments (seeded), from before the CSV is opened to mid-run: never
     # a CSV under its final name; TERM/INT leave nothing, KILL at most the hidden name.
     RANDOM=${VL_FUZZ_SEED:-7}
