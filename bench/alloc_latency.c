@@ -40,10 +40,19 @@ static const vl_cli_opt options[] = {
     {NULL},
 };
 
+/* Before the device opens: a size range that selects nothing is a usage error. */
+static void check_sizes(vl_cli *cli)
+{
+    if (min_size > max_size)
+        vl_cli_usage_error(cli, "--min-size (%llu bytes) is larger than --max-size (%llu bytes): no size to measure",
+                           (unsigned long long)min_size, (unsigned long long)max_size);
+}
+
 static const vl_program_def def = {
     .summary = "alloc and free latency by size (median, p99, IQR) for one allocator",
     .default_alloc = "raw",
     .options = options,
+    .check_options = check_sizes,
 };
 
 typedef struct size_result {
@@ -198,7 +207,7 @@ int main(int argc, char **argv)
         fprintf(stderr, "%s: out of host memory\n", p.cli.prog);
         return VL_EXIT_FAIL;
     }
-    size_t skipped = 0;
+    size_t skipped = 0, measured = 0;
     for (uint64_t size = min_size; size <= max_size; size = size > max_size / (uint64_t)step ? max_size + 1 : size * (uint64_t)step) {
         if (limit && size > limit) {
             skipped++;
@@ -207,6 +216,7 @@ int main(int argc, char **argv)
         size_result r;
         measure_size(p.alloc, (size_t)size, buf_a, buf_b, buf_c, &r);
         write_row(&p, (size_t)size, &r);
+        measured++;
     }
     if (beyond_device) {
         size_t total = p.dev->total_bytes, beyond = total + total / 100 + 1;
@@ -214,11 +224,20 @@ int main(int argc, char **argv)
         measure_refusal(p.alloc, beyond, buf_a, &r, p.cli.prog);
         write_row(&p, beyond, &r);
     }
-    if (skipped)
+    if (skipped && (measured || beyond_device))
         fprintf(stderr, "%s: %zu size%s above %s left out (--mem-fraction of free memory)\n", p.cli.prog, skipped,
                 skipped == 1 ? "" : "s", vl_format_size(limit, sz, sizeof sz));
     free(buf_a);
     free(buf_b);
     free(buf_c);
+    if (!measured && !beyond_device) {
+        /* A CSV of only a header is no result. */
+        fprintf(stderr, "%s: every size from --min-size is above %s (--mem-fraction of free memory): nothing measured\n",
+                p.cli.prog, vl_format_size(limit, sz, sizeof sz));
+        vl_csv_discard(p.csv);
+        p.csv = NULL;
+        vl_program_finish(&p);
+        return VL_EXIT_USAGE;
+    }
     return vl_program_finish(&p);
 }

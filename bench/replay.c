@@ -21,7 +21,8 @@
 
 static const char *trace_path = NULL;
 static const char *format_name = "auto";
-static const char *free_at_name = "completed";
+static const char free_at_default[] = "completed";
+static const char *free_at_name = free_at_default; /* another pointer: --free-at was given */
 static int64_t passes = 3;
 
 static const vl_cli_opt options[] = {
@@ -39,6 +40,7 @@ static const vl_program_def def = {
     .default_alloc = "caching",
     .options = options,
     .check_options = load_trace,
+    .input = &trace_path,
 };
 
 static vl_trace trace;
@@ -52,9 +54,14 @@ static void load_trace(vl_cli *cli)
     if (!trace_path) vl_cli_usage_error(cli, "--trace FILE is required ('-' reads standard input)");
     vl_trace_format_parse(format_name, &opt.format); /* a name of --format's choices */
     opt.free_at = strcmp(free_at_name, "requested") == 0 ? VL_TRACE_FREE_AT_REQUESTED : VL_TRACE_FREE_AT_COMPLETED;
-    int rc = vl_trace_load(trace_path, &opt, cli->argv[0], &trace, err, sizeof err);
+    int rc = vl_trace_load(trace_path, &opt, &trace, err, sizeof err);
     if (rc == -1) fprintf(stderr, "%s: %s\n", cli->prog, err);
     if (rc != 0) exit(VL_EXIT_USAGE); /* -2: the pickle converter already said why */
+    if (free_at_name != free_at_default && trace.format != VL_TRACE_TORCH_CSV && trace.format != VL_TRACE_TORCH_PICKLE) {
+        const char *format = vl_trace_format_name(trace.format);
+        vl_trace_free(&trace);
+        vl_cli_usage_error(cli, "--free-at applies to torch traces only; %s is a %s trace", trace_path, format);
+    }
     if (trace.unknown_frees)
         fprintf(stderr, "%s: %s\n", cli->prog, vl_trace_unknown_frees_note(&trace, trace_path, err, sizeof err));
 }
@@ -120,9 +127,7 @@ int main(int argc, char **argv)
     }
 
     vl_replay_destroy(&r);
-    /* The allocator may still hold blocks tied to these streams: close it first. */
-    vl_alloc_close(p.alloc);
-    p.alloc = NULL;
+    vl_program_close_alloc(&p); /* before the streams its blocks were used on */
     vl_bench_streams_destroy(&streams);
     free(is_default);
     vl_trace_free(&trace);

@@ -120,6 +120,10 @@ typedef struct vl_alloc_backend {
     /* May be NULL: the allocator's own version and build ("rmm 26.10.0"), for the
      * CSV's "# alloc_version" line (a peer's; vramlab's own is "# vramlab"). */
     const char *(*version)(vl_allocator *a);
+    /* May be NULL: the settings the open allocator runs with, as "key=value,..." after
+     * its own rounding and clamping (a chunk=1 typed is the granule used), for the CSV's
+     * "# alloc_effective" line: the "# alloc" line is the SPEC as typed. */
+    void (*effective)(vl_allocator *a, char *buf, size_t len);
     void (*close)(vl_allocator *a);           /* frees everything it holds */
 } vl_alloc_backend;
 

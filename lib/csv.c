@@ -2,13 +2,20 @@
 #include "csv.h"
 
 #include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 struct vl_csv {
     FILE *out;
     int owned;       /* we opened it (not stdout) */
+    char *final;     /* the name it gets when complete; out is written at tmp until then */
+    char *tmp;
     int header_done;
     int fields;      /* the header's column count: every row must have as many */
     long rows;       /* data rows written, for the error message */
@@ -41,6 +48,103 @@ static void fail(vl_csv *c, const char *fmt, ...)
     c->failed = 1;
 }
 
+/* Temporary names of CSVs being written, removed by a SIGTERM/SIGINT/SIGHUP that ends
+ * the program (a kill -9 leaves one: a hidden name that does not end in .csv, so no
+ * reader takes it for a result). Slots are claimed and released by this process's
+ * main thread; the handler only reads them. */
+#define MAX_OPEN_CSVS 8
+static char *volatile open_tmp[MAX_OPEN_CSVS];
+static volatile sig_atomic_t handlers_set;
+
+static void remove_temps_and_die(int sig)
+{
+    for (int i = 0; i < MAX_OPEN_CSVS; i++)
+        if (open_tmp[i]) unlink(open_tmp[i]);
+    signal(sig, SIG_DFL);
+    raise(sig);
+}
+
+/* A program that exits without closing its CSV (an error path) made no result. */
+static void remove_temps_at_exit(void)
+{
+    for (int i = 0; i < MAX_OPEN_CSVS; i++)
+        if (open_tmp[i]) unlink(open_tmp[i]);
+}
+
+static void track_temp(char *tmp, int on)
+{
+    if (!handlers_set) {
+        atexit(remove_temps_at_exit);
+        static const int sigs[] = {SIGTERM, SIGINT, SIGHUP};
+        for (size_t i = 0; i < sizeof sigs / sizeof sigs[0]; i++) {
+            struct sigaction old, sa = {.sa_handler = remove_temps_and_die};
+            sigemptyset(&sa.sa_mask);
+            /* A program (or its parent: nohup, a shell's background job) that chose
+             * another disposition keeps it. */
+            if (sigaction(sigs[i], NULL, &old) == 0 && old.sa_handler == SIG_DFL) sigaction(sigs[i], &sa, NULL);
+        }
+        handlers_set = 1;
+    }
+    for (int i = 0; i < MAX_OPEN_CSVS; i++) {
+        if (on && !open_tmp[i]) {
+            open_tmp[i] = tmp;
+            return;
+        }
+        if (!on && open_tmp[i] == tmp) {
+            open_tmp[i] = NULL;
+            return;
+        }
+    }
+}
+
+int vl_csv_same_file(const char *a, const char *b)
+{
+    struct stat sa, sb;
+    if (!a || !b || strcmp(a, "-") == 0 || strcmp(b, "-") == 0) return 0;
+    if (stat(a, &sa) != 0 || stat(b, &sb) != 0) return 0;
+    return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+}
+
+/* A temporary file in path's folder: ".NAME.XXXXXX" (hidden, not ending in .csv). */
+static FILE *open_temp(vl_csv *c, const char *path, char *err, size_t errlen)
+{
+    const char *slash = strrchr(path, '/');
+    int dirlen = slash ? (int)(slash - path + 1) : 0;
+    size_t len = strlen(path) + 16;
+    c->tmp = malloc(len);
+    c->final = strdup(path);
+    if (!c->tmp || !c->final) {
+        snprintf(err, errlen, "out of host memory");
+        return NULL;
+    }
+    snprintf(c->tmp, len, "%.*s.%s.XXXXXX", dirlen, path, path + dirlen);
+    int fd = mkstemp(c->tmp);
+    if (fd < 0) {
+        snprintf(err, errlen, "cannot write %s: %s", path, strerror(errno));
+        return NULL;
+    }
+    /* mkstemp makes 0600; a result gets what the umask gives a new file. */
+    mode_t mask = umask(0);
+    umask(mask);
+    fchmod(fd, 0666 & ~mask);
+    track_temp(c->tmp, 1);
+    FILE *f = fdopen(fd, "w");
+    if (!f) {
+        snprintf(err, errlen, "cannot write %s: %s", path, strerror(errno));
+        close(fd);
+        unlink(c->tmp);
+        track_temp(c->tmp, 0);
+    }
+    return f;
+}
+
+static void free_csv(vl_csv *c)
+{
+    free(c->tmp);
+    free(c->final);
+    free(c);
+}
+
 vl_csv *vl_csv_open(const char *path, const vl_run_info *ri, char *err, size_t errlen)
 {
     vl_csv *c = calloc(1, sizeof *c);
@@ -51,10 +155,15 @@ vl_csv *vl_csv_open(const char *path, const vl_run_info *ri, char *err, size_t e
     if (!path || strcmp(path, "-") == 0) {
         c->out = stdout;
     } else {
-        c->out = fopen(path, "w");
+        struct stat st;
+        if (stat(path, &st) == 0 && S_ISDIR(st.st_mode)) {
+            snprintf(err, errlen, "cannot write %s: it is a folder", path);
+            free_csv(c);
+            return NULL;
+        }
+        c->out = open_temp(c, path, err, errlen);
         if (!c->out) {
-            snprintf(err, errlen, "cannot write %s: %s", path, strerror(errno));
-            free(c);
+            free_csv(c);
             return NULL;
         }
         c->owned = 1;
@@ -141,9 +250,30 @@ int vl_csv_close(vl_csv *c)
     int failed = c->failed || ferror(c->out);
     if (c->owned) {
         if (fclose(c->out) != 0) failed = 1;
+        /* Complete: the final name. Failed: the rows written so far still go there
+         * (a failed program's partial result is evidence), and the exit status says
+         * it failed. */
+        if (rename(c->tmp, c->final) != 0) {
+            unlink(c->tmp);
+            failed = 1;
+        }
+        track_temp(c->tmp, 0);
     } else if (fflush(c->out) != 0) {
         failed = 1;
     }
-    free(c);
+    free_csv(c);
     return failed ? -1 : 0;
+}
+
+void vl_csv_discard(vl_csv *c)
+{
+    if (!c) return;
+    if (c->owned) {
+        fclose(c->out);
+        unlink(c->tmp);
+        track_temp(c->tmp, 0);
+    } else {
+        fflush(c->out);
+    }
+    free_csv(c);
 }

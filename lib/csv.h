@@ -9,7 +9,10 @@
 
 typedef struct vl_csv vl_csv;
 
-/* path NULL or "-": stdout. Returns NULL with a reason in err. */
+/* path NULL or "-": stdout. A file is written to a temporary name in its folder
+ * (".NAME.XXXXXX") and renamed to path by vl_csv_close, so path never holds a half
+ * written CSV; SIGTERM, SIGINT and SIGHUP remove the temporary file (a program whose
+ * parent left them at their defaults). Returns NULL with a reason in err. */
 vl_csv *vl_csv_open(const char *path, const vl_run_info *ri, char *err, size_t errlen);
 /* A '# key: value' line; only before the header. */
 void vl_csv_meta(vl_csv *c, const char *key, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
@@ -26,7 +29,13 @@ int vl_csv_row(vl_csv *c, const char *fmt, ...) __attribute__((format(printf, 2,
 const char *vl_csv_error(const vl_csv *c);
 /* A statistic that may be VL_UNKNOWN: writes "" for unknown, the number otherwise. */
 const char *vl_csv_i64(long long v, char *buf, size_t buflen);
-/* Closes; returns 0, or -1 if any row or write failed. */
+/* Closes and gives the file its final name; returns 0, or -1 if any row or write
+ * failed (the rows written are still kept under the final name). */
 int vl_csv_close(vl_csv *c);
+/* Closes without a result: the temporary file is removed, the final name untouched. */
+void vl_csv_discard(vl_csv *c);
+/* 1 when a and b name the same existing file (any path, hard or symbolic link: the
+ * same device and inode), 0 otherwise; "-" is no file. */
+int vl_csv_same_file(const char *a, const char *b);
 
 #endif

@@ -84,6 +84,10 @@ struct vl_device {
     char name[128];            /* "NVIDIA H200" or "simulated" */
     char driver_version[32];   /* "580.159.04 (CUDA 13.0)"; "13.0" without the kernel module's version; "n/a" on sim */
     char runtime_version[32];
+    /* Calls that failed with VL_DEV_ERROR (on sim: injected faults and misuse), and the
+     * first one's reason: a run that had any is not a valid result (vl_program_finish). */
+    uint64_t failed_calls;
+    char first_failure[160];
     void *impl;
 };
 

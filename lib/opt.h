@@ -65,6 +65,10 @@ typedef struct vl_opt {
     const char *default_value VL_OPT_SPEC_ONLY; /* SPEC: the default as text; NULL: absent unless given */
     int positional VL_OPT_SPEC_ONLY;            /* SPEC: may be given bare as the first item */
     int required VL_OPT_SPEC_ONLY;              /* SPEC: must be given */
+    /* SPEC: "KEY=V1|V2": the option means something only while option KEY has one of
+     * these values (given or default); given otherwise, the SPEC is refused rather than
+     * the option silently ignored. NULL: always applies. */
+    const char *applies_if VL_OPT_SPEC_ONLY;
 } vl_opt;
 
 /* A checked value, in the field its kind uses. */

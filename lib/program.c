@@ -11,6 +11,27 @@
  * tables, pool bookkeeping): smaller differences are not reported as leaks. */
 #define VL_LEAK_TOLERANCE_BYTES (4u << 20)
 
+/* -o onto an input would replace what the run reads with its results: refused before
+ * anything runs, the input left as it was. Inputs: the program's own input file, every
+ * text value of --alloc and --device (a plugin's .so), the program itself. */
+static void refuse_output_onto_input(const vl_program *p, const vl_program_def *def)
+{
+    const char *out = p->cli.output;
+    if (!out || strcmp(out, "-") == 0) return;
+    if (def->input && vl_csv_same_file(out, *def->input))
+        vl_cli_usage_error(&p->cli, "-o %s names the input %s: refused, the input is left as it was", out,
+                           *def->input);
+    const vl_spec *specs[] = {p->cli.no_alloc ? NULL : &p->cli.alloc, &p->cli.device};
+    for (size_t i = 0; i < sizeof specs / sizeof specs[0]; i++)
+        for (size_t k = 0; specs[i] && k < specs[i]->nvalues; k++) {
+            const vl_spec_value *v = &specs[i]->values[k];
+            if (v->given && v->opt->kind == VL_OPT_STRING && vl_csv_same_file(out, v->text))
+                vl_cli_usage_error(&p->cli, "-o %s names %s of the SPEC: refused", out, v->text);
+        }
+    if (vl_csv_same_file(out, "/proc/self/exe"))
+        vl_cli_usage_error(&p->cli, "-o %s names this program: refused", out);
+}
+
 void vl_program_start(vl_program *p, const vl_program_def *def, int argc, char **argv)
 {
     memset(p, 0, sizeof *p);
@@ -21,6 +42,7 @@ void vl_program_start(vl_program *p, const vl_program_def *def, int argc, char *
     p->cli.seed = 42;
     vl_cli_parse(&p->cli, argc, argv, def->options, NULL, 0, NULL);
     if (def->check_options) def->check_options(&p->cli);
+    refuse_output_onto_input(p, def);
 
     char err[512];
     int status;
@@ -53,15 +75,24 @@ void vl_program_start(vl_program *p, const vl_program_def *def, int argc, char *
     vl_csv_meta(p->csv, "quick", "%s", p->cli.quick ? "yes" : "no");
     if (p->alloc && p->alloc->backend->version)
         vl_csv_meta(p->csv, "alloc_version", "%s", p->alloc->backend->version(p->alloc));
+    if (p->alloc && p->alloc->backend->effective) {
+        char eff[512];
+        p->alloc->backend->effective(p->alloc, eff, sizeof eff);
+        vl_one_line(eff);
+        vl_csv_meta(p->csv, "alloc_effective", "%s", eff);
+    }
+}
+
+void vl_program_close_alloc(vl_program *p)
+{
+    if (p->alloc) vl_alloc_close(p->alloc);
+    p->alloc = NULL;
 }
 
 int vl_program_finish(vl_program *p)
 {
     int status = VL_EXIT_OK;
-    if (p->alloc) {
-        vl_alloc_close(p->alloc);
-        p->alloc = NULL;
-    }
+    vl_program_close_alloc(p);
     if (p->dev && !p->dev->simulated && p->free_at_start) {
         size_t free_now = 0, total = 0;
         p->dev->ops->synchronize(p->dev);
@@ -71,6 +102,14 @@ int vl_program_finish(vl_program *p)
                     p->cli.prog, p->free_at_start, free_now);
             status = VL_EXIT_FAIL;
         }
+    }
+    if (p->dev && p->dev->failed_calls) {
+        /* The allocator may have carried on, but its figures describe a run in which the
+         * device failed it. */
+        fprintf(stderr, "%s: %llu device call%s failed (first: %s): the results are not valid\n", p->cli.prog,
+                (unsigned long long)p->dev->failed_calls, p->dev->failed_calls == 1 ? "" : "s",
+                p->dev->first_failure);
+        status = VL_EXIT_FAIL;
     }
     char why[200] = "";
     if (p->csv && vl_csv_error(p->csv)) snprintf(why, sizeof why, ": %s", vl_csv_error(p->csv));

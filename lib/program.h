@@ -29,10 +29,18 @@ typedef struct vl_program_def {
      * bad value is a usage error (exit 2) also on a machine without a GPU. May be NULL;
      * reports with vl_cli_usage_error. */
     void (*check_options)(vl_cli *cli);
+    /* The program's input file option (its variable), may be NULL: -o naming it (by any
+     * path or link) is refused, like -o naming the program or a file of --alloc. */
+    const char *const *input;
 } vl_program_def;
 
 /* Exits on usage errors (2) and when no CUDA device is there (77). */
 void vl_program_start(vl_program *p, const vl_program_def *def, int argc, char **argv);
+/* Closes the allocator now instead of in vl_program_finish: a program calls it before
+ * it destroys the streams its blocks were used on, because an allocator may
+ * synchronize a segment's stream when it gives the segment back (c10 with expandable
+ * segments does, in emptyCache: on a destroyed stream that is a crash at exit). */
+void vl_program_close_alloc(vl_program *p);
 /* Closes the allocator and the CSV; reports device memory not given back (a leak)
  * on stderr and as a failure. Returns the exit status for main(). */
 int vl_program_finish(vl_program *p);

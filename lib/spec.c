@@ -51,11 +51,50 @@ static void list_keys(const vl_opt *opts, char *buf, size_t len)
     if (!opts || !opts->name) snprintf(buf, len, "none");
 }
 
-static int check_required(const vl_spec *s, char *err, size_t errlen)
+/* The value of v as its option's text: a choice's name, 0/1 for a boolean. */
+static const char *canonical_text(const vl_spec_value *v, char *buf, size_t len)
+{
+    if (v->opt->kind == VL_OPT_BOOL) {
+        snprintf(buf, len, "%d", v->value.integer != 0);
+        return buf;
+    }
+    return v->text;
+}
+
+/* Whether `text` is one of the '|'-separated alternatives. */
+static int one_of(const char *text, const char *alternatives)
+{
+    size_t n = strlen(text);
+    for (const char *a = alternatives; *a;) {
+        size_t len = strcspn(a, "|");
+        if (len == n && strncmp(a, text, n) == 0) return 1;
+        a += len + (a[len] == '|');
+    }
+    return 0;
+}
+
+/* Required options are present; a given option whose applies_if does not hold is refused. */
+static int check_given(const vl_spec *s, char *err, size_t errlen)
 {
     for (size_t i = 0; i < s->nvalues; i++) {
-        if (s->values[i].opt->required && !s->values[i].present) {
-            snprintf(err, errlen, "%s: option %s is required", s->name, s->values[i].opt->name);
+        const vl_spec_value *v = &s->values[i];
+        if (v->opt->required && !v->present) {
+            snprintf(err, errlen, "%s: option %s is required", s->name, v->opt->name);
+            return -1;
+        }
+        const char *cond = v->opt->applies_if;
+        if (!v->given || !cond) continue;
+        size_t klen = strcspn(cond, "=");
+        const vl_spec_value *k = NULL;
+        for (size_t j = 0; j < s->nvalues; j++)
+            if (strlen(s->values[j].opt->name) == klen && strncmp(s->values[j].opt->name, cond, klen) == 0)
+                k = &s->values[j];
+        if (!k) abort(); /* a condition on an undeclared option: a programming error */
+        char buf[8];
+        const char *have = k->present ? canonical_text(k, buf, sizeof buf) : "";
+        if (!one_of(have, cond + klen + (cond[klen] == '='))) {
+            snprintf(err, errlen, "%s: option %s applies only with %s (here %s=%s)", s->name, v->opt->name, cond,
+                     k->opt->name, k->present ? have : "(none)");
             return -1;
         }
     }
@@ -82,7 +121,7 @@ int vl_spec_parse(const char *text, const vl_opt *opts, vl_spec *out, char *err,
         }
     }
     const char *rest = text + strlen(out->name);
-    if (*rest == '\0') return check_required(out, err, errlen);
+    if (*rest == '\0') return check_given(out, err, errlen);
     rest++; /* ':' */
     if (*rest == '\0') {
         snprintf(err, errlen, "%s: nothing after ':'", out->name);
@@ -157,7 +196,7 @@ int vl_spec_parse(const char *text, const vl_opt *opts, vl_spec *out, char *err,
             }
         }
     }
-    return check_required(out, err, errlen);
+    return check_given(out, err, errlen);
 }
 
 const vl_spec_value *vl_spec_get(const vl_spec *s, const char *key)

@@ -4,12 +4,12 @@
 # open), by stream B's backlog. Middle: host time of the free call against that
 # backlog (raw cudaFree stalls until B is done: the dashed line is y = x).
 # Right: pinned staging buffer refilled while its copy may be in flight.
-load 'plots/common.gp'
+call 'plots/common.gp' ARG1 ARG2 ARG3
 set terminal pngcairo size 1400,800 noenhanced font 'DejaVu Sans,10'
 set output out
 # Short names in the keys: 'caching_segments-expandable' -> 'expandable'.
 base(l) = strstrt(l, '.sim') ? l[1:strstrt(l, '.sim') - 1] : l
-lab(i) = (strstrt(word(labels,i), 'expandable') ? 'expandable' : base(word(labels,i))) . (strstrt(word(labels,i), '.sim') ? ' (sim)' : '')
+lab(i) = (strstrt(LABEL[i], 'expandable') ? 'expandable' : base(LABEL[i])) . (strstrt(LABEL[i], '.sim') ? ' (sim)' : '')
 # Allocators often give the same share (all 0 or all 1): each one's points sit a little
 # to the side of the true backlog (log x), so that every series stays visible.
 dodge(i) = 1.3 ** (i - (nfiles + 1) / 2.0)
@@ -22,9 +22,9 @@ set yrange [-0.05:1.05]
 share(kind) = (strcol('section') eq 'device' && strcol('role') eq kind && column('trials') > 0) ? \
     column('corrupted_elements') / (column('trials') * column('size_bytes') / 4.0) : NaN
 set title 'device: corruption'
-plot for [i=1:nfiles] word(files,i) using (column('side_work_ms') * dodge(i)):(share('bad')) with points lc i pt 7 ps 1.2 \
+plot for [i=1:nfiles] FILE[i] using (column('side_work_ms') * dodge(i)):(share('bad')) with points lc i pt 7 ps 1.2 \
         title lab(i).' no dependency', \
-     for [i=1:nfiles] word(files,i) using (column('side_work_ms') * dodge(i)):(share('fixed')) with points lc i pt 6 ps 1.6 \
+     for [i=1:nfiles] FILE[i] using (column('side_work_ms') * dodge(i)):(share('fixed')) with points lc i pt 6 ps 1.6 \
         title lab(i).' fixed variants'
 set title 'device: host time of the free call'
 set key outside below font ',8' maxrows 4
@@ -32,9 +32,9 @@ set logscale xy
 set yrange [*:*]
 set ylabel 'free call, median [ms]'
 freems(v) = (strcol('section') eq 'device' && strcol('variant') eq v) ? column('free_call_median_ns') / 1e6 : NaN
-plot for [i=1:nfiles] word(files,i) using 'side_work_ms':(freems('no_dependency')) with points lc i pt 7 \
+plot for [i=1:nfiles] FILE[i] using 'side_work_ms':(freems('no_dependency')) with points lc i pt 7 \
         title lab(i).' no dependency', \
-     for [i=1:nfiles] word(files,i) using 'side_work_ms':(freems('stream_sync')) with points lc i pt 4 \
+     for [i=1:nfiles] FILE[i] using 'side_work_ms':(freems('stream_sync')) with points lc i pt 4 \
         title lab(i).' after stream sync', \
      x with lines lc rgb 'gray' dt 2 title 'y = backlog'
 unset logscale y
@@ -46,8 +46,8 @@ set yrange [-0.05:1.05]
 hshare(v) = (strcol('section') eq 'host' && strcol('variant') eq v && column('trials') > 0) ? \
     column('corrupted_elements') / (column('trials') * column('size_bytes') / 4.0) : NaN
 lag(x) = x > 0 ? x : 1000
-plot for [i=1:nfiles] word(files,i) using (lag(column('lag_ns')) * dodge(i)):(hshare('host_reuse_no_wait')) with points lc i pt 7 \
+plot for [i=1:nfiles] FILE[i] using (lag(column('lag_ns')) * dodge(i)):(hshare('host_reuse_no_wait')) with points lc i pt 7 \
         title lab(i).' no wait', \
-     for [i=1:nfiles] word(files,i) using (lag(column('lag_ns')) * dodge(i)):(hshare('host_reuse_event_sync')) with points lc i pt 6 ps 1.6 \
+     for [i=1:nfiles] FILE[i] using (lag(column('lag_ns')) * dodge(i)):(hshare('host_reuse_event_sync')) with points lc i pt 6 ps 1.6 \
         title lab(i).' event sync'
 unset multiplot

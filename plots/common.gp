@@ -1,15 +1,52 @@
-# Shared gnuplot settings, loaded by every plots/<program>.gp.
-# Every plot script is called by scripts/plots.sh as
-#   gnuplot -e "files='a.csv b.csv'; labels='raw caching'; out='x.png'" plots/<program>.gp
-# files: the CSVs of one program in one results folder (one per allocator/device);
-# labels: a short name for each (same order); out: the PNG to write.
+# Shared gnuplot settings and arguments, for every plots/<program>.gp, which starts with
+#   call 'plots/common.gp' ARG1 ARG2 ARG3
+# (call hands the values over as strings; load would drop them). Every plot script is
+# called (scripts/plots.sh) as
+#   gnuplot -c plots/<program>.gp OUT FILES LABELS
+# OUT: the PNG to write; FILES: the CSVs of one program in one results folder (one per
+# allocator/device), one per line; LABELS: a short name for each, one per line, same
+# order. ARGn are strings that gnuplot never evaluates, so a name holding quotes,
+# spaces or gnuplot code is only a name. Scripts use FILE[i], LABEL[i] (i = 1..nfiles)
+# and out. A name goes into a shell command only through shq().
+# (Old callers' `gnuplot -e "files='a b'; labels='x y'; out='o.png'"` still works, with
+# whitespace-separated names.)
+if (strlen(ARG2) > 0) {
+    out = ARG1; files_ = ARG2; labels_ = ARG3; sep_ = "\n"
+} else {
+    if (!exists("files") || !exists("out")) {
+        print "usage: gnuplot -c SCRIPT OUT FILES LABELS (FILES and LABELS one per line)"
+        exit status 2
+    }
+    files_ = files; labels_ = exists("labels") ? labels : ""; sep_ = " "
+}
+# Item i of a list separated by sep_ (recursion: lists are a few names long).
+nth_(s, i) = (p_ = strstrt(s, sep_), i == 1 ? (p_ ? s[1:p_ - 1] : s) : (p_ ? nth_(s[p_ + 1:], i - 1) : ""))
+count_(s) = strlen(s) == 0 ? 0 : 1 + ((p_ = strstrt(s, sep_)) ? count_(s[p_ + 1:]) : 0)
+if (sep_ eq " ") { nfiles = words(files_) } else { nfiles = count_(files_) }
+if (nfiles < 1) {
+    print "no input files"
+    exit status 2
+}
+# A relative name gets ./ in front: gnuplot reads '<cmd' as a pipe from a command, '|cmd'
+# (as an output) as a pipe to one, and '-', '+', '' as special files.
+path_(p) = p[1:1] eq "/" ? p : "./" . p
+array FILE[nfiles]
+array LABEL[nfiles]
+do for [i_ = 1:nfiles] {
+    FILE[i_] = path_(sep_ eq " " ? word(files_, i_) : nth_(files_, i_))
+    LABEL[i_] = sep_ eq " " ? word(labels_, i_) : nth_(labels_, i_)
+}
+out = path_(out)
+# A string as one shell word: '...' with each ' written as '\''.
+shq_(s) = (q_ = strstrt(s, "'")) ? s[1:q_ - 1] . "'\\''" . shq_(s[q_ + 1:]) : s
+shq(s) = "'" . shq_(s) . "'"
+
 set terminal pngcairo size 1100,700 enhanced font 'DejaVu Sans,10'
 set output out
 set datafile separator ','
 set datafile commentschars '#'
 set key outside right top box
 set grid
-nfiles = words(files)
 set termoption noenhanced
 # Rows of other variants/roles leave some columns empty: treat them as missing so
 # lines stay connected across them.

@@ -1,8 +1,8 @@
 # scripts/compare: B/A for every metric compared (index on x), log scale, with its
 # confidence interval (Hodges-Lehmann over the repetitions) where both runs had enough
-# repetitions; coloured by verdict. Called by scripts/compare with files='OUT/compare.csv'.
-load 'plots/common.gp'
-f = word(files,1)
+# repetitions; coloured by verdict. Called by scripts/compare with FILES OUT/compare.csv.
+call 'plots/common.gp' ARG1 ARG2 ARG3
+f = FILE[1]
 set logscale y
 set xlabel 'metric (index in compare.csv)'
 set ylabel 'B / A'

@@ -1,15 +1,15 @@
 # scripts/compare: one program's metrics, every repetition of A (blue, left) and of B
 # (red, right) as a point, divided by A's median so all metrics share one axis (log), and
 # the estimated ratio B/A with its confidence interval in black between them. Called by
-# scripts/compare with files='OUT/samples.csv', labels='<program>'.
-load 'plots/common.gp'
+# scripts/compare with FILES OUT/samples.csv, LABELS <program>.
+call 'plots/common.gp' ARG1 ARG2 ARG3
 set terminal pngcairo size 1400,800 enhanced font 'DejaVu Sans,10'
 set output out
-prog = labels
+prog = LABEL[1]
 # Only this program's rows: rows that a condition skips would still set tic labels.
-f = sprintf("< awk -F, -v p='%s' '$1 !~ /^#/ && (NR == 2 || $2 == p)' '%s'", prog, word(files,1))
+f = sprintf("< awk -F, -v p=%s '$1 !~ /^#/ && (NR == 2 || $2 == p)' %s", shq(prog), shq(FILE[1]))
 # One row per metric (first = 1) carries its label and ratio.
-lead = sprintf("< awk -F, -v p='%s' '$1 !~ /^#/ && (NR == 2 || ($2 == p && $11 == 1))' '%s'", prog, word(files,1))
+lead = sprintf("< awk -F, -v p=%s '$1 !~ /^#/ && (NR == 2 || ($2 == p && $11 == 1))' %s", shq(prog), shq(FILE[1]))
 set logscale y
 set key inside left top font ',9'
 set ylabel 'value / median of A (log)'

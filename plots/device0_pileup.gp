@@ -3,7 +3,7 @@
 # (b) device memory the workers added on each GPU, by worker count (GPU 0 solid, others dashed).
 # The fixed variants often give equal values: each variant is shifted a little along x
 # (dx) and has its own point shape, so none hides another.
-load 'plots/common.gp'
+call 'plots/common.gp' ARG1 ARG2 ARG3
 set terminal pngcairo size 1400,650 noenhanced font 'DejaVu Sans,10'
 set output out
 set datafile columnheaders
@@ -13,7 +13,7 @@ array V[3] = ['touch_before_set', 'set_device_first', 'visible_devices']
 array C[3] = ['red', 'forest-green', 'blue']
 array P[3] = [7, 5, 9]
 dx(v) = (v - 2) * 0.06
-file1 = word(files, 1)
+file1 = FILE[1]
 set key inside left top
 set xlabel 'workers alive'
 set xtics 1

@@ -2,7 +2,7 @@
 # (a) the error each of a single worker's first CUDA calls returned, per variant.
 # (b) device memory taken by N workers alive at once (contexts), per variant.
 # (c) time from spawning the workers until each had its context, median.
-load 'plots/common.gp'
+call 'plots/common.gp' ARG1 ARG2 ARG3
 set terminal pngcairo size 1500,700 noenhanced font 'DejaVu Sans,10'  # error names need room
 set output out
 set datafile columnheaders
@@ -13,7 +13,7 @@ array V[3] = ['fork_after_init', 'fork_before_init', 'fork_exec']
 array C[3] = ['red', 'forest-green', 'blue']
 vindex(s) = s eq V[1] ? 1 : s eq V[2] ? 2 : s eq V[3] ? 3 : NaN
 cindex(s) = s eq 'cudaGetDeviceCount' ? 1 : s eq 'cudaSetDevice' ? 2 : s eq 'cudaFree(0)' ? 3 : s eq 'cudaMalloc(1MiB)' ? 4 : NaN
-file1 = word(files, 1)
+file1 = FILE[1]
 
 set title "(a) first CUDA calls of one worker"
 set bmargin 5

@@ -4,7 +4,7 @@
 #     largest shape (fixed). First CSV (the graph sections do not depend on --alloc).
 # (b) the caching allocator inside a capture: corrupted elements after a replay, per
 #     allocator: buffer freed during capture (bad) vs kept for the graph's life (fixed).
-load 'plots/common.gp'
+call 'plots/common.gp' ARG1 ARG2 ARG3
 set terminal pngcairo size 1400,650 noenhanced font 'DejaVu Sans,10'
 set output out
 set datafile columnheaders
@@ -12,7 +12,7 @@ set multiplot layout 1,2 title "graph_pool: memory held by CUDA graphs"
 MiB = 1024.0 * 1024
 array V[3] = ['graph_per_shape', 'destroy_and_trim', 'one_graph_max']
 array C[3] = ['red', 'forest-green', 'blue']
-file1 = word(files, 1)
+file1 = FILE[1]
 
 set title '(a) graph memory reserved'
 set xlabel 'graphs captured (one per shape)'
@@ -38,11 +38,11 @@ set style data histograms
 set style histogram clustered gap 1
 set style fill solid 0.8 border -1
 set xtics rotate by -20
-sumcol(f, var) = system(sprintf("awk -F, '/^#/{next} !h{for(i=1;i<=NF;i++)c[$i]=i;h=1;next} $c[\"section\"]==\"capture\" && $c[\"variant\"]==\"%s\" {s+=$c[\"corrupted_elements\"]} END{print s+0}' %s", var, f))
+sumcol(f, var) = system(sprintf("awk -F, '/^#/{next} !h{for(i=1;i<=NF;i++)c[$i]=i;h=1;next} $c[\"section\"]==\"capture\" && $c[\"variant\"]==\"%s\" {s+=$c[\"corrupted_elements\"]} END{print s+0}' %s", var, shq(f)))
 set print $cap
 do for [i=1:nfiles] {
-    f = word(files, i)
-    print sprintf("%s,%g,%g", word(labels, i), sumcol(f, "free_in_capture") + 0, sumcol(f, "private_block") + 0)
+    f = FILE[i]
+    print sprintf("%s,%g,%g", LABEL[i], sumcol(f, "free_in_capture") + 0, sumcol(f, "private_block") + 0)
 }
 set print
 plot $cap using 2:xtic(1) title 'freed during capture (bad)' lc rgb 'red', '' using 3 title 'kept for the graph (fixed)' lc rgb 'forest-green'

@@ -1,7 +1,7 @@
 # make hyperfine: whole-process wall time of every timed run, per program (x) and
 # allocator (one colour per file), so the spread between runs is visible; the CSVs are
 # results/<run>/hyperfine.<alloc>.csv (program,command,run,time_ms).
-load 'plots/common.gp'
+call 'plots/common.gp' ARG1 ARG2 ARG3
 set title 'whole-process wall time per run (hyperfine; quick configurations)'
 set ylabel 'ms per run'
 set logscale y
@@ -9,7 +9,7 @@ set key inside left top font ',8'
 # Programs get x positions in order of first appearance over all files.
 progs = ''
 do for [i=1:nfiles] {
-    stats word(files,i) using (p = strcol(1), \
+    stats FILE[i] using (p = strcol(1), \
         (p ne 'program' && strstrt(progs, ' '.p.' ') == 0 ? progs = progs.' '.p.' ' : 0), 0) nooutput
 }
 nprogs = words(progs)
@@ -17,5 +17,5 @@ set xtics () rotate by -30
 do for [k=1:nprogs] { set xtics add (word(progs,k) k) }
 pos(p) = sum [k=1:nprogs] (word(progs,k) eq p ? k : 0)
 set xrange [0.5:nprogs+0.5]
-plot for [i=1:nfiles] word(files,i) using (pos(strcol(1)) + (i - (nfiles+1)/2.0) * 0.6/nfiles):"time_ms" \
-        with points pt 7 ps 0.6 lc i title word(labels,i)
+plot for [i=1:nfiles] FILE[i] using (pos(strcol(1)) + (i - (nfiles+1)/2.0) * 0.6/nfiles):"time_ms" \
+        with points pt 7 ps 0.6 lc i title LABEL[i]

@@ -2,9 +2,14 @@
 # (columns; the baseline first), coloured by log2 of the ratio to the baseline (red:
 # slower/worse direction is not known here, so red = higher, blue = lower), with the
 # verdict mark in each cell; inconclusive cells are faint, so only real differences
-# stand out. Called by scripts/matrix with
-#   file (its program's rows of cells.csv: program,y,x,metric,column,log2_ratio,verdict,mark),
-#   out, rows, cols, lim (colour range +-lim), title, label_chars (longest metric label).
+# stand out. Called by scripts/matrix as
+#   gnuplot -c plots/matrix.gp FILE OUT ROWS COLS LIM TITLE LABEL_CHARS
+# FILE: its program's rows of cells.csv (program,y,x,metric,column,log2_ratio,verdict,mark);
+# LIM: colour range +-LIM; LABEL_CHARS: the longest metric label. Arguments are data,
+# never evaluated; the numbers are read as numbers.
+file = ARG1[1:1] eq "/" ? ARG1 : "./" . ARG1
+out = ARG2[1:1] eq "/" ? ARG2 : "./" . ARG2
+rows = int(real(ARG3)); cols = int(real(ARG4)); lim = real(ARG5); title = ARG6; label_chars = int(real(ARG7))
 set datafile separator ','
 W = label_chars * 6 + 120 * cols + 160
 W = W < 900 ? 900 : W

@@ -2,12 +2,12 @@
 # pattern (share of free memory; one point per allocator); middle and right, achieved
 # bandwidth (bytes the kernels move / device time, allocations included) by size,
 # bad form (filled) against its remedies.
-load 'plots/common.gp'
+call 'plots/common.gp' ARG1 ARG2 ARG3
 set terminal pngcairo size 1400,800 noenhanced font 'DejaVu Sans,10'
 set output out
 # Short names in the keys: 'caching_segments-expandable' -> 'expandable'.
 base(l) = strstrt(l, '.sim') ? l[1:strstrt(l, '.sim') - 1] : l
-lab(i) = (strstrt(word(labels,i), 'expandable') ? 'expandable' : base(word(labels,i))) . (strstrt(word(labels,i), '.sim') ? ' (sim)' : '')
+lab(i) = (strstrt(LABEL[i], 'expandable') ? 'expandable' : base(LABEL[i])) . (strstrt(LABEL[i], '.sim') ? ' (sim)' : '')
 set multiplot layout 1,3 title 'out_of_place: temporaries cost memory (and, with some allocators, time)'
 set key outside below font ',8' maxrows 4
 set title 'largest input that fits'
@@ -16,7 +16,7 @@ set yrange [0:1.1]
 set xrange [-0.5:2.5]
 set xtics ('y=x+1 (2)' 0, 'x+=1 (1)' 1, 'chain (3)' 2) font ',9'
 set xlabel 'pattern (tensors alive at the peak)'
-plot for [i=1:nfiles] '< grep ^largest '.word(files,i) using ($0 + (i - (nfiles + 1) / 2.0) * 0.08):16 \
+plot for [i=1:nfiles] '< grep ^largest '.shq(FILE[i]) using ($0 + (i - (nfiles + 1) / 2.0) * 0.08):16 \
         with points lc i pt 7 ps 1.5 title lab(i)
 set autoscale
 set xtics auto font ',10'
@@ -26,15 +26,15 @@ set ylabel 'achieved GB/s'
 set yrange [0:*]
 gbps(f) = (strcol('record') eq 'timing' && strcol('form') eq f) ? column('achieved_gbps') : NaN
 set title 'y = x + 1 vs x += 1'
-plot for [i=1:nfiles] word(files,i) using 'size_bytes':(gbps('add_out_of_place')) with linespoints lc i pt 7 \
+plot for [i=1:nfiles] FILE[i] using 'size_bytes':(gbps('add_out_of_place')) with linespoints lc i pt 7 \
         title lab(i).' y = x + 1', \
-     for [i=1:nfiles] word(files,i) using 'size_bytes':(gbps('add_in_place')) with linespoints lc i pt 6 dt 2 \
+     for [i=1:nfiles] FILE[i] using 'size_bytes':(gbps('add_in_place')) with linespoints lc i pt 6 dt 2 \
         title lab(i).' x += 1'
 set title 'chain of three: temporaries vs fused in place'
-plot for [i=1:nfiles] word(files,i) using 'size_bytes':(gbps('chain_temporaries')) with linespoints lc i pt 7 \
+plot for [i=1:nfiles] FILE[i] using 'size_bytes':(gbps('chain_temporaries')) with linespoints lc i pt 7 \
         title lab(i).' temporaries', \
-     for [i=1:nfiles] word(files,i) using 'size_bytes':(gbps('chain_in_place')) with linespoints lc i pt 4 dt 3 \
+     for [i=1:nfiles] FILE[i] using 'size_bytes':(gbps('chain_in_place')) with linespoints lc i pt 4 dt 3 \
         title lab(i).' in place (3 passes)', \
-     for [i=1:nfiles] word(files,i) using 'size_bytes':(gbps('chain_fused_in_place')) with linespoints lc i pt 6 dt 2 \
+     for [i=1:nfiles] FILE[i] using 'size_bytes':(gbps('chain_fused_in_place')) with linespoints lc i pt 6 dt 2 \
         title lab(i).' fused in place'
 unset multiplot

@@ -2,7 +2,7 @@
 # (a) copy bandwidth GPU a -> GPU b by size: cudaMemcpyPeerAsync with peer access off
 #     (bad) and on (fixed), and a copy staged through pinned host memory.
 # (b) the time to enable peer access each way, and the device memory it took on each GPU.
-load 'plots/common.gp'
+call 'plots/common.gp' ARG1 ARG2 ARG3
 set terminal pngcairo size 1400,650 noenhanced font 'DejaVu Sans,10'
 set output out
 set datafile columnheaders
@@ -10,7 +10,7 @@ set multiplot layout 1,2 title "peer_access: P2P between two GPUs"
 MiB = 1024.0 * 1024
 array V[3] = ['p2p_peer_disabled', 'p2p_peer_enabled', 'staged_pinned']
 array C[3] = ['red', 'forest-green', 'blue']
-file1 = word(files, 1)
+file1 = FILE[1]
 
 set title '(a) copy bandwidth a -> b'
 set logscale x 2
@@ -31,7 +31,7 @@ set style fill solid 0.8 border -1
 set xtics rotate by 0
 # Only the 'enable' rows, as a small table (a histogram of every row leaves empty slots).
 set print $enable
-enable_rows = system(sprintf("awk -F, '/^#/{next} !h{for(i=1;i<=NF;i++)c[$i]=i;h=1;next} $c[\"section\"]==\"enable\" {printf \"%%s,%%s,%%s,%%s\\n\", $c[\"variant\"], $c[\"enable_ms\"], $c[\"used_delta_a_bytes\"]/%d, $c[\"used_delta_b_bytes\"]/%d}' %s", MiB, MiB, file1))
+enable_rows = system(sprintf("awk -F, '/^#/{next} !h{for(i=1;i<=NF;i++)c[$i]=i;h=1;next} $c[\"section\"]==\"enable\" {printf \"%%s,%%s,%%s,%%s\\n\", $c[\"variant\"], $c[\"enable_ms\"], $c[\"used_delta_a_bytes\"]/%d, $c[\"used_delta_b_bytes\"]/%d}' %s", MiB, MiB, shq(file1)))
 print enable_rows
 set print
 set datafile separator ','

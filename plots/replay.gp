@@ -2,7 +2,7 @@
 # on the warm allocator) with the alloc latency median (dashed, right axis); right,
 # peak requested, allocated and reserved bytes per allocator (pass 1; empty where the
 # allocator cannot know), reserved/allocated on top.
-load 'plots/common.gp'
+call 'plots/common.gp' ARG1 ARG2 ARG3
 set key inside left top font ',8'
 set multiplot layout 1,2 title 'trace replay'
 set title 'throughput by pass'
@@ -14,8 +14,8 @@ set logscale y2
 set ytics nomirror
 set y2tics
 set xtics 1
-plot for [i=1:nfiles] word(files,i) using "pass":"ops_per_s" with linespoints lc i pt 7 title word(labels,i), \
-     for [i=1:nfiles] word(files,i) using "pass":"alloc_median_ns" axes x1y2 with linespoints lc i dt 2 pt 6 notitle
+plot for [i=1:nfiles] FILE[i] using "pass":"ops_per_s" with linespoints lc i pt 7 title LABEL[i], \
+     for [i=1:nfiles] FILE[i] using "pass":"alloc_median_ns" axes x1y2 with linespoints lc i dt 2 pt 6 notitle
 unset logscale y
 unset logscale y2
 unset y2tics
@@ -27,18 +27,18 @@ set ylabel 'GiB'
 set yrange [0:*]
 set offsets 0,0,graph 0.1,0
 set xtics () rotate by -20
-do for [i=1:nfiles] { set xtics add (word(labels,i) i) }
+do for [i=1:nfiles] { set xtics add (LABEL[i] i) }
 set xrange [0.5:nfiles+0.5]
 set style fill solid 0.6
 set boxwidth 0.24
 first(c) = column("pass") == 1 ? column(c) / 2**30 : NaN
-plot for [i=1:nfiles] word(files,i) using (i-0.25):(first("peak_requested_bytes")) with boxes lc 2 \
+plot for [i=1:nfiles] FILE[i] using (i-0.25):(first("peak_requested_bytes")) with boxes lc 2 \
         title (i==1 ? 'peak requested' : ''), \
-     for [i=1:nfiles] word(files,i) using (i):(first("peak_allocated_bytes")) with boxes lc 4 \
+     for [i=1:nfiles] FILE[i] using (i):(first("peak_allocated_bytes")) with boxes lc 4 \
         title (i==1 ? 'peak allocated' : ''), \
-     for [i=1:nfiles] word(files,i) using (i+0.25):(first("peak_reserved_bytes")) with boxes lc 6 \
+     for [i=1:nfiles] FILE[i] using (i+0.25):(first("peak_reserved_bytes")) with boxes lc 6 \
         title (i==1 ? 'peak reserved' : ''), \
-     for [i=1:nfiles] word(files,i) using (i+0.25):(first("peak_reserved_bytes")):(column("pass") == 1 ? \
+     for [i=1:nfiles] FILE[i] using (i+0.25):(first("peak_reserved_bytes")):(column("pass") == 1 ? \
         sprintf('%.2fx', column("reserved_over_allocated")) : '') with labels offset 0,0.8 font ',8' notitle, \
      0 with lines lc black notitle  # keeps the panel drawable when no allocator knows its peaks
 unset multiplot

@@ -3,10 +3,10 @@
 # Colour families: vramlab blues, PyTorch orange, cudaMallocAsync grey, RMM greens
 # (where the RMM peer shim was not built its rows, bars and key entries are absent).
 # Dashed lines: vramlab's targets (100 ns per pair, 150 ns per churn op).
-load 'plots/common.gp'
+call 'plots/common.gp' ARG1 ARG2 ARG3
 set terminal pngcairo size 1400,700 noenhanced font 'DejaVu Sans,10'
 set output out
-f = word(files, 1)
+f = FILE[1]
 names = "vramlab:caching vramlab:caching:expandable vramlab-plugin:vl_alloc torch:CUDACachingAllocator cudaMallocAsync:warm-pool rmm:pool rmm:arena rmm:async rmm:binning"
 colors = "#08306b #2171b5 #6baed6 #e6550d #969696 #00441b #238b45 #74c476 #c7e9c0"
 n = words(names)

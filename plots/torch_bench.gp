@@ -8,12 +8,12 @@
 # but no speed figure (a run without a classic column) are listed in a note in the panel.
 # Input: the run's summary.csv (copied as torch_bench.summary.csv, so
 # `make plots RUN=torch-bench/<run-id>` renders it):
-#   gnuplot -e "files='results/torch-bench/ID/summary.csv'; labels='x'; out='tb.png'" plots/torch_bench.gp
-load 'plots/common.gp'
+#   gnuplot -c plots/torch_bench.gp tb.png results/torch-bench/ID/summary.csv x
+call 'plots/common.gp' ARG1 ARG2 ARG3
 set terminal pngcairo size 1400,1000 enhanced font 'DejaVu Sans,10'
 set output out
 set termoption noenhanced
-f = word(files, 1)
+f = FILE[1]
 if (!exists("workloads")) workloads = "transformer resnet50 gpt2 moe"
 names = "torch torch-expandable torch-async vramlab vramlab-expandable rmm-pool rmm-async"
 title_of(w) = w eq 'transformer' ? 'transformer training, variable sequence length' : \

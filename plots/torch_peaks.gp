@@ -1,9 +1,9 @@
 # Peak reserved / peak allocated of real PyTorch workloads, per allocator (lower is
 # less waste; 1.0 = no waste). Input: results/traces/peaks.csv from
 # scripts/torch/record_traces.py, rendered with
-#   gnuplot -e "files='results/traces/peaks.csv'; labels='peaks'; out='peaks.png'" plots/torch_peaks.gp
-load 'plots/common.gp'
-f = word(files, 1)
+#   gnuplot -c plots/torch_peaks.gp peaks.png results/traces/peaks.csv peaks
+call 'plots/common.gp' ARG1 ARG2 ARG3
+f = FILE[1]
 names = "torch torch-expandable vramlab vramlab-expandable"
 wl = "transformer gpt2 resnet50"
 n = words(names)

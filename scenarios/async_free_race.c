@@ -282,6 +282,7 @@ int main(int argc, char **argv)
 
     VL_CUDA_CHECK(cudaFree(x.d_count));
     VL_CUDA_CHECK(cudaEventDestroy(x.b_done));
+    vl_program_close_alloc(&p); /* before the streams its blocks were used on */
     VL_CUDA_CHECK(cudaStreamDestroy(x.a));
     VL_CUDA_CHECK(cudaStreamDestroy(x.b));
     return vl_program_finish(&p);

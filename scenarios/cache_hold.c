@@ -313,6 +313,7 @@ int main(int argc, char **argv)
     free(alloc_ns);
     free(step_ns);
     free(trim_ns);
+    vl_program_close_alloc(&p); /* before the stream its blocks were used on */
     VL_CUDA_CHECK(cudaStreamDestroy(sc.s));
     return vl_program_finish(&p);
 }

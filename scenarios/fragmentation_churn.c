@@ -24,6 +24,7 @@
 #include <string.h>
 
 #include "cuda/gpu.h"
+#include "exitcodes.h"
 #include "program.h"
 #include "rng.h"
 #include "scenario/ballast.h"
@@ -298,6 +299,20 @@ int main(int argc, char **argv)
     vl_ballast ballast;
     size_t free_bytes = vl_ballast_take_working_set(&ballast, &p, memory);
     sizing sz = size_patterns(free_bytes, p.cli.quick, p.cli.seed, budget);
+    /* Each pattern's sizes are shares of the working set: below this the largest churn
+     * size falls under the smallest, or a sample's activations round to nothing. */
+    if (sz.churn_hi < sz.churn_lo || sz.vb_shape.activation_bytes_per_sample == 0) {
+        fprintf(stderr, "%s: a working set of %zu bytes is too small for the patterns (--memory; at least %llu)\n",
+                p.cli.prog, free_bytes,
+                (unsigned long long)(sz.churn_lo * (sz.churn_slots / 32) > 512 * 8 * 64 * 10 / 4
+                                         ? sz.churn_lo * (sz.churn_slots / 32)
+                                         : 512 * 8 * 64 * 10 / 4));
+        vl_ballast_release(&ballast);
+        vl_csv_discard(p.csv); /* no result: nothing under the CSV's name */
+        p.csv = NULL;
+        vl_program_finish(&p);
+        return VL_EXIT_USAGE;
+    }
     vl_csv_meta(p.csv, "random_churn", "%zu slots, sizes log-uniform %llu..%llu bytes, budget %zu bytes, %ld ops",
                 sz.churn_slots, (unsigned long long)sz.churn_lo, (unsigned long long)sz.churn_hi, sz.churn_budget,
                 sz.churn_ops);

@@ -261,6 +261,10 @@ static void run_loop(scenario *sc, vl_rng *rng, int nstreams, uint64_t kernel_us
     loop_per_iter(sc, &warm, streams, step_ns, 0);
     loop_per_iter(sc, &cfg, streams, step_ns, 1);
     loop_hoisted(sc, &cfg, streams, step_ns);
+    /* The allocator's cache must not keep segments of streams about to go: giving such a
+     * segment back later may synchronize its (destroyed) stream. */
+    VL_CUDA_CHECK(cudaDeviceSynchronize());
+    vl_trim(sc->p->alloc);
     for (int s = 0; s < nstreams; s++) VL_CUDA_CHECK(cudaStreamDestroy(streams[s]));
     free(step_ns);
 }
@@ -308,6 +312,7 @@ int main(int argc, char **argv)
         run_loop(&sc, &rng, stream_counts[i], (uint64_t)opt_loop_kernel_us, opt_loop_iters, loop_max);
 
     VL_CUDA_CHECK(cudaStreamSynchronize(sc.own));
+    vl_program_close_alloc(&p); /* before the stream its blocks were used on */
     VL_CUDA_CHECK(cudaStreamDestroy(sc.own));
     return vl_program_finish(&p);
 }

@@ -274,6 +274,7 @@ int main(int argc, char **argv)
     auto_free_section(&x, shape_bytes);
     capture_section(&x, shape_bytes);
 
+    vl_program_close_alloc(&p); /* before the stream its blocks were used on */
     VL_CUDA_CHECK(cudaStreamDestroy(x.s));
     return vl_program_finish(&p);
 }

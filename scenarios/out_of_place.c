@@ -286,6 +286,7 @@ int main(int argc, char **argv)
     vl_ballast_release(&ballast);
 
     VL_CUDA_CHECK(cudaFree(d_count));
+    vl_program_close_alloc(&p); /* before the stream its blocks were used on */
     VL_CUDA_CHECK(cudaStreamDestroy(stream));
     return vl_program_finish(&p);
 }

@@ -188,11 +188,15 @@ static void run_habit(vl_program *p, habit hb, const setup *su)
     double projected = vl_iterations_until(&fa, headroom);
     vl_leak_verdict verdict = vl_leak_verdict_of(&fa, 1.0, VL_LEAK_MIN_R2);
     if (oom_iteration > 0) verdict = VL_LEAK; /* it ran out: no fit needed */
+    /* Out of memory before the fitted iterations began: the working set cannot hold one
+     * iteration of the model, which says nothing about growth. */
+    const char *verdict_name = oom_iteration > 0 && oom_iteration <= su->warmup ? "oom_in_warmup"
+                                                                               : vl_leak_verdict_name(verdict);
     snprintf(b1, sizeof b1, "%d", oom_iteration);
     snprintf(b2, sizeof b2, "%.0f", projected);
     vl_csv_row(p->csv, "summary,%s,%s,%s,%d,%s,%zu,%d,%.1f,%.1f,%.4f,%s,%s,%s", scase, variant, role,
                oom_iteration > 0 ? oom_iteration : su->iterations, vl_mem_sample_values(&ms, vals, sizeof vals),
-               h.bytes, oom_iteration > 0, fa.slope, fr.slope, fa.r2, vl_leak_verdict_name(verdict),
+               h.bytes, oom_iteration > 0, fa.slope, fr.slope, fa.r2, verdict_name,
                oom_iteration > 0 ? b1 : "", oom_iteration > 0 ? "" : (projected < 0 ? "never" : b2));
     history_free(&h, &m);
     vl_train_close(&m);
@@ -237,8 +241,9 @@ int main(int argc, char **argv)
                 su.shape.layers, su.batch, su.shape.activation_bytes_per_sample, su.shape.param_bytes);
     vl_csv_meta(p.csv, "iterations", "%d (epoch %d, first %d not fitted)", su.iterations, su.epoch_length, su.warmup);
     vl_csv_meta(p.csv, "verdict",
-                "leak if the slope of allocated (else requested) bytes >= 1 B/iteration with r2 >= %.2f, or an OOM",
-                VL_LEAK_MIN_R2);
+                "leak if the slope of allocated (else requested) bytes >= 1 B/iteration with r2 >= %.2f, or an OOM "
+                "after the first %d iterations (an OOM before: oom_in_warmup, the working set is too small)",
+                VL_LEAK_MIN_R2, su.warmup);
     vl_csv_header(p.csv, CSV_COLUMNS);
     for (int hb = 0; hb < NHABITS; hb++) run_habit(&p, (habit)hb, &su);
     vl_ballast_release(&ballast);

@@ -4,6 +4,9 @@
 # Works on any machine with gnuplot, e.g. on results brought back from a GPU box.
 # For a repeated run (make bench REPEAT=N) it renders each repetition's plots, and the
 # spread of every metric over the repetitions.
+# gnuplot gets file names as data (gnuplot -c SCRIPT OUT FILES LABELS, plots/common.gp),
+# so names with quotes, spaces or gnuplot code are only names. A folder without its
+# COMPLETE marker (an interrupted or running suite) is plotted with a warning.
 set -u
 cd "$(dirname "$0")/.."
 run=${1:-}
@@ -15,22 +18,31 @@ dir=results/$run
 [ -d "$dir" ] || dir=$run # a path works too
 [ -d "$dir" ] || { echo "plots: no results folder '$run'" >&2; exit 2; }
 command -v gnuplot >/dev/null || { echo "plots: gnuplot is not installed (apt-get install gnuplot-nox)" >&2; exit 1; }
+case $dir in *$'\n'*) echo "plots: a folder name with a newline is refused" >&2; exit 2 ;; esac
+
+# gnuplot -c SCRIPT OUT FILES LABELS, the lists one name per line (ARGn are never
+# evaluated); stderr into LOG.
+plot() { # script out log files-list labels-list
+    gnuplot -c "$1" "$2" "$4" "$5" 2>"$3"
+}
+join_lines() { local IFS=$'\n'; echo "$*"; }
 
 # A repeated run (rep-1/, rep-2/, ...): every repetition's plots in its own folder, and
 # at the top the spread of every metric over the repetitions (summary.csv).
-reps=$(find "$dir" -mindepth 1 -maxdepth 1 -type d -name 'rep-[0-9]*' | sort -V)
-if [ -n "$reps" ]; then
+mapfile -t reps < <(find "$dir" -mindepth 1 -maxdepth 1 -type d -name 'rep-[0-9]*' | sort -V)
+if [ ${#reps[@]} -gt 0 ]; then
     status=0
-    for rep in $reps; do "$0" "$rep" >/dev/null || status=1; done
+    for rep in "${reps[@]}"; do "$0" "$rep" >/dev/null || status=1; done
     mkdir -p "$dir/plots"
     if [ -s "$dir/summary.csv" ]; then
-        gnuplot -e "files='$dir/summary.csv'; labels='$(echo "$reps" | wc -l)'; out='$dir/plots/spread.png'" \
-            plots/spread.gp 2>"$dir/plots/spread.log" && rm -f "$dir/plots/spread.log" ||
+        plot plots/spread.gp "$dir/plots/spread.png" "$dir/plots/spread.log" "$dir/summary.csv" "${#reps[@]}" &&
+            rm -f "$dir/plots/spread.log" ||
             { echo "plots: plots/spread.gp failed: $(head -3 "$dir/plots/spread.log")" >&2; status=1; }
     fi
     echo "plots: each repetition's plots in $dir/rep-*/plots/; the spread over repetitions in $dir/plots/spread.png"
     exit $status
 fi
+[ -e "$dir/COMPLETE" ] || echo "plots: $dir has no COMPLETE marker: an interrupted or unfinished run, plotted as it is" >&2
 mkdir -p "$dir/plots"
 status=0 made=0
 for gp in plots/*.gp; do
@@ -39,12 +51,13 @@ for gp in plots/*.gp; do
     files=() labels=()
     for csv in "$dir/$prog".*.csv; do
         [ -s "$csv" ] || continue
+        case $csv in *$'\n'*) echo "plots: skipping a file name with a newline in $dir" >&2; continue ;; esac
         grep -qv '^#' "$csv" || continue # metadata only: the program skipped or failed
         files+=("$csv")
         labels+=("$(basename "$csv" .csv | sed "s/^$prog\.//")")
     done
     [ ${#files[@]} -gt 0 ] || continue
-    if gnuplot -e "files='${files[*]}'; labels='${labels[*]}'; out='$dir/plots/$prog.png'" "$gp" 2>"$dir/plots/$prog.log"; then
+    if plot "$gp" "$dir/plots/$prog.png" "$dir/plots/$prog.log" "$(join_lines "${files[@]}")" "$(join_lines "${labels[@]}")"; then
         made=$((made + 1)); rm -f "$dir/plots/$prog.log"
     else
         echo "plots: $gp failed: $(head -3 "$dir/plots/$prog.log")" >&2; status=1

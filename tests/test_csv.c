@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <dirent.h>
 #include <unistd.h>
 
 #include "alloc.h"
@@ -90,4 +91,54 @@ static void test_unwritable(void **state)
     assert_non_null(strstr(err, "cannot write /nonexistent-dir/x.csv"));
 }
 
-VL_TEST_MAIN(cmocka_unit_test(test_layout), cmocka_unit_test(test_row_field_count), cmocka_unit_test(test_unwritable))
+/* Entries of dir whose name starts with prefix. */
+static int count_entries(const char *dir, const char *prefix)
+{
+    DIR *d = opendir(dir);
+    assert_non_null(d);
+    int n = 0;
+    for (struct dirent *e; (e = readdir(d));) n += strncmp(e->d_name, prefix, strlen(prefix)) == 0;
+    closedir(d);
+    return n;
+}
+
+/* The final name appears only at close, complete; before, a hidden temporary name in
+ * the same folder holds the rows; discard leaves nothing. */
+static void test_written_under_a_temporary_name(void **state)
+{
+    (void)state;
+    char dir[] = "/tmp/vl_test_csv_XXXXXX", path[256];
+    assert_non_null(mkdtemp(dir));
+    snprintf(path, sizeof path, "%s/it's a \"name\".csv", dir);
+    char err[256];
+    vl_csv *c = vl_csv_open(path, NULL, err, sizeof err);
+    assert_non_null(c);
+    vl_csv_header(c, "a,b");
+    vl_csv_row(c, "1,2");
+    assert_int_equal(access(path, F_OK), -1);
+    assert_int_equal(count_entries(dir, ".it's a"), 1);
+    assert_int_equal(vl_csv_close(c), 0);
+    assert_string_equal(slurp(path), "a,b\n1,2\n");
+    assert_int_equal(count_entries(dir, ".it's a"), 0);
+
+    c = vl_csv_open(path, NULL, err, sizeof err); /* a second run over the result */
+    assert_non_null(c);
+    vl_csv_header(c, "x");
+    vl_csv_discard(c);
+    assert_string_equal(slurp(path), "a,b\n1,2\n"); /* the earlier result stays */
+    assert_int_equal(count_entries(dir, "."), 2);   /* only . and .. */
+
+    char link[300];
+    snprintf(link, sizeof link, "%s/link.csv", dir);
+    assert_int_equal(symlink(path, link), 0);
+    assert_int_equal(vl_csv_same_file(link, path), 1);
+    assert_int_equal(vl_csv_same_file(path, "-"), 0);
+    assert_int_equal(vl_csv_same_file(path, "/nonexistent"), 0);
+    assert_null(vl_csv_open(dir, NULL, err, sizeof err)); /* a folder */
+    assert_non_null(strstr(err, "folder"));
+    unlink(link);
+    unlink(path);
+    rmdir(dir);
+}
+
+VL_TEST_MAIN(cmocka_unit_test(test_written_under_a_temporary_name), cmocka_unit_test(test_layout), cmocka_unit_test(test_row_field_count), cmocka_unit_test(test_unwritable))

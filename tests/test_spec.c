@@ -132,6 +132,33 @@ static void test_device_ordinal_shorthand(void **state)
     assert_int_equal(vl_device_spec_check("cuda:1,device=2", err, sizeof err), -1);
 }
 
-VL_TEST_MAIN(cmocka_unit_test(test_defaults), cmocka_unit_test(test_values), cmocka_unit_test(test_errors),
+/* An option that means something only under another option's value is refused when
+ * given without it (it would be ignored), and accepted with it, given or by default. */
+static void test_applies_if(void **state)
+{
+    (void)state;
+    static const vl_opt cond[] = {
+        {.name = "mode", .kind = VL_OPT_ENUM, .default_value = "classic", .choices = "classic|expandable|other",
+         .help = "a choice"},
+        {.name = "on", .kind = VL_OPT_BOOL, .default_value = "0", .help = "a flag"},
+        {.name = "chunk", .kind = VL_OPT_SIZE, .default_value = "2MiB", .help = "x", .applies_if = "mode=expandable|other"},
+        {.name = "gc", .kind = VL_OPT_DOUBLE, .default_value = "0", .help = "y", .applies_if = "mode=classic"},
+        {.name = "deep", .kind = VL_OPT_INT, .default_value = "1", .help = "z", .applies_if = "on=1"},
+        {NULL},
+    };
+    vl_spec s;
+    char err[256];
+    assert_int_equal(vl_spec_parse("c:chunk=4MiB", cond, &s, err, sizeof err), -1);
+    assert_non_null(strstr(err, "chunk applies only with mode=expandable|other (here mode=classic)"));
+    assert_int_equal(vl_spec_parse("c:mode=expandable,chunk=4MiB", cond, &s, err, sizeof err), 0);
+    assert_int_equal(vl_spec_parse("c:chunk=4MiB,mode=other", cond, &s, err, sizeof err), 0);
+    assert_int_equal(vl_spec_parse("c:gc=0.5", cond, &s, err, sizeof err), 0); /* classic by default */
+    assert_int_equal(vl_spec_parse("c:mode=expandable,gc=0.5", cond, &s, err, sizeof err), -1);
+    assert_int_equal(vl_spec_parse("c:mode=expandable", cond, &s, err, sizeof err), 0); /* defaults never refused */
+    assert_int_equal(vl_spec_parse("c:deep=2", cond, &s, err, sizeof err), -1);
+    assert_int_equal(vl_spec_parse("c:on=true,deep=2", cond, &s, err, sizeof err), 0);
+}
+
+VL_TEST_MAIN(cmocka_unit_test(test_applies_if), cmocka_unit_test(test_defaults), cmocka_unit_test(test_values), cmocka_unit_test(test_errors),
              cmocka_unit_test(test_alloc_specs), cmocka_unit_test(test_device_specs),
              cmocka_unit_test(test_device_ordinal_shorthand))

@@ -294,28 +294,28 @@ static void test_load_one_sniff_rule(void **state)
 
     write_file(path, "\x80\x04\x95", 3);
     assert_int_equal(vl_trace_guess("\x80\x04\x95", 3), VL_TRACE_TORCH_PICKLE);
-    assert_int_equal(vl_trace_load(path, NULL, NULL, &t, msg, sizeof msg), -1);
+    assert_int_equal(vl_trace_load(path, NULL, &t, msg, sizeof msg), -1);
     if (!strstr(msg, "cannot run /nonexistent/converter")) fail_msg("%s", msg);
 
     write_file(path, "\x80\x09zz\n", 4);
     assert_int_equal(vl_trace_guess("\x80\x09zz\n", 4), VL_TRACE_AUTO);
-    assert_int_equal(vl_trace_load(path, NULL, NULL, &t, msg, sizeof msg), -1);
+    assert_int_equal(vl_trace_load(path, NULL, &t, msg, sizeof msg), -1);
     if (!strstr(msg, ": unknown trace format")) fail_msg("%s", msg);
 
     const char *text = "vramlab-trace 1\na 5 1MiB\nq\n";
     write_file(path, text, strlen(text));
-    assert_int_equal(vl_trace_load(path, NULL, NULL, &t, msg, sizeof msg), -1);
+    assert_int_equal(vl_trace_load(path, NULL, &t, msg, sizeof msg), -1);
     assert_true(strncmp(msg, path, strlen(path)) == 0);
     if (!strstr(msg + strlen(path), ":3: ")) fail_msg("%s", msg);
 
     text = "vramlab-trace 1\n# nothing\n";
     write_file(path, text, strlen(text));
-    assert_int_equal(vl_trace_load(path, NULL, NULL, &t, msg, sizeof msg), -1);
+    assert_int_equal(vl_trace_load(path, NULL, &t, msg, sizeof msg), -1);
     if (!strstr(msg, ": the trace has no operations")) fail_msg("%s", msg);
 
     text = "vramlab-trace 1\na 5 1MiB\nf 9\n";
     write_file(path, text, strlen(text));
-    assert_int_equal(vl_trace_load(path, NULL, NULL, &t, msg, sizeof msg), 0);
+    assert_int_equal(vl_trace_load(path, NULL, &t, msg, sizeof msg), 0);
     assert_int_equal(t.nops, 1);
     assert_string_equal(vl_trace_unknown_frees_note(&t, "x", msg, sizeof msg),
                         "x: 1 free of addresses not allocated at that point (line 3); they are left out of the replay");
@@ -373,7 +373,25 @@ static void test_record_open_failure(void **state)
     assert_non_null(strstr(why, "/nonexistent-dir/x.trace"));
 }
 
-VL_TEST_MAIN(cmocka_unit_test(test_recorded_trace_parses_back), cmocka_unit_test(test_record_open_failure),
+/* Live bytes past 2^64 would wrap into a small peak: refused with the line. */
+static void test_peak_overflow_refused(void **state)
+{
+    (void)state;
+    expect_error("vramlab-trace 1\na 1 4611686018427387904\na 2 4611686018427387904\n"
+                 "a 3 4611686018427387904\na 4 4611686018427387904\n",
+                 VL_TRACE_VRAMLAB, "5: live bytes pass 2^64");
+    /* Freed in between: the live sum stays small, but the total allocated passes 2^64. */
+    expect_error("vramlab-trace 1\na 1 4611686018427387904\nf 1\na 1 4611686018427387904\nf 1\n"
+                 "a 1 4611686018427387904\nf 1\na 1 4611686018427387904\nf 1\n",
+                 VL_TRACE_VRAMLAB, "allocated bytes in total pass 2^64");
+    vl_trace t;
+    assert_int_equal(parse("vramlab-trace 1\na 1 4611686018427387904\na 2 4611686018427387904\n"
+                           "a 3 4611686018427387904\n", VL_TRACE_VRAMLAB, &t), 0);
+    assert_true(t.peak_live_bytes == 3 * UINT64_C(4611686018427387904));
+    vl_trace_free(&t);
+}
+
+VL_TEST_MAIN(cmocka_unit_test(test_peak_overflow_refused), cmocka_unit_test(test_recorded_trace_parses_back), cmocka_unit_test(test_record_open_failure),
              cmocka_unit_test(test_vramlab_basic), cmocka_unit_test(test_vramlab_errors),
              cmocka_unit_test(test_unknown_frees_reported), cmocka_unit_test(test_torch_csv_completed),
              cmocka_unit_test(test_torch_csv_requested), cmocka_unit_test(test_torch_csv_columns_and_errors),

@@ -60,6 +60,14 @@ static int torch_open(vl_allocator *a, const vl_spec *spec, char *err, size_t er
 
 static void torch_print_status(FILE *out) { vl_peer_print_status(&torch_peer, out); }
 
+/* What c10 was given: the PYTORCH_CUDA_ALLOC_CONF this process loaded it with. */
+static void torch_effective(vl_allocator *a, char *buf, size_t len)
+{
+    (void)a;
+    const char *conf = getenv("PYTORCH_CUDA_ALLOC_CONF");
+    snprintf(buf, len, "PYTORCH_CUDA_ALLOC_CONF=%s", conf ? conf : "");
+}
+
 const vl_alloc_backend vl_backend_torch = {
     .name = "torch",
     .summary = "PyTorch's CUDA caching allocator (peer, loaded when named); stats from c10's device stats",
@@ -76,4 +84,5 @@ const vl_alloc_backend vl_backend_torch = {
     .reset_peaks = vl_peer_reset_peaks,
     .close = vl_peer_close,
     .version = vl_peer_version,
+    .effective = torch_effective,
 };

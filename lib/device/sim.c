@@ -17,6 +17,7 @@
  *     (events=manual, vl_sim_complete_stream/_all), so cross-stream reuse is testable.
  * Every operation takes one mutex; the hot path of a trace replay (the allocator's
  * cache hits) never reaches the device anyway. */
+#include <stdarg.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -140,19 +141,33 @@ static sim_device *sim_of(vl_device *d) { return (sim_device *)d->impl; }
 
 static uint64_t align_up(uint64_t x, uint64_t a) { return (x + a - 1) & ~(a - 1); }
 
-static int sim_misuse(const char *what, void *addr, size_t size)
+/* Counts a failed call on the device; the first one's reason is kept for the program
+ * to report. Caller holds the lock (or is single-threaded: open/close). */
+static void count_failure(sim_device *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void count_failure(sim_device *s, const char *fmt, ...)
+{
+    if (s->dev.failed_calls++ == 0) {
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(s->dev.first_failure, sizeof s->dev.first_failure, fmt, ap);
+        va_end(ap);
+    }
+}
+
+static int sim_misuse(sim_device *s, const char *what, void *addr, size_t size)
 {
     fprintf(stderr, "sim device: %s (address %p, size %zu)\n", what, addr, size);
+    count_failure(s, "sim device: %s", what);
     return VL_DEV_ERROR;
 }
 
-/* Counts a call of kind op; 1 when it is the one to fail (one line on stderr says so).
- * Caller holds the lock. */
+/* Counts a call of kind op; 1 when it is the one to fail. The program reports it (one
+ * line, at its end, with a failing exit status). Caller holds the lock. */
 static int injected_fault(sim_device *s, vl_sim_op op)
 {
     if (++s->calls[op] != s->fail_at[op]) return 0;
-    fprintf(stderr, "sim device: injected failure of %s call %llu\n", fault_keys[op] + 5,
-            (unsigned long long)s->calls[op]);
+    count_failure(s, "sim device: injected failure of %s call %llu", fault_keys[op] + 5,
+                  (unsigned long long)s->calls[op]);
     return 1;
 }
 
@@ -195,7 +210,7 @@ static int sim_mem_alloc(vl_device *d, size_t size, void **out)
 {
     sim_device *s = sim_of(d);
     *out = NULL;
-    if (size == 0) return sim_misuse("mem_alloc of 0 bytes", NULL, 0);
+    if (size == 0) return sim_misuse(s, "mem_alloc of 0 bytes", NULL, 0);
     pthread_mutex_lock(&s->lock);
     int rc = VL_DEV_OK;
     if (injected_fault(s, VL_SIM_MEM_ALLOC)) {
@@ -205,7 +220,7 @@ static int sim_mem_alloc(vl_device *d, size_t size, void **out)
     } else {
         uint64_t addr = s->next_address;
         if (vl_addrmap_insert(&s->plain, (uintptr_t)addr, size) != 0) {
-            rc = sim_misuse("out of host memory", NULL, size);
+            rc = sim_misuse(s, "out of host memory", NULL, size);
         } else {
             s->next_address = align_up(addr + size, SIM_PLAIN_ALIGN);
             s->used_bytes += size;
@@ -225,10 +240,10 @@ static int sim_mem_free(vl_device *d, void *ptr, size_t size)
     if (injected_fault(s, VL_SIM_MEM_FREE)) {
         rc = VL_DEV_ERROR;
     } else if (!vl_addrmap_remove(&s->plain, (uintptr_t)ptr, &held)) {
-        rc = sim_misuse("mem_free of an address mem_alloc did not return", ptr, size);
+        rc = sim_misuse(s, "mem_free of an address mem_alloc did not return", ptr, size);
     } else if (held != size) {
         vl_addrmap_insert(&s->plain, (uintptr_t)ptr, held); /* leave it allocated */
-        rc = sim_misuse("mem_free with a size other than the allocated one", ptr, size);
+        rc = sim_misuse(s, "mem_free with a size other than the allocated one", ptr, size);
     } else {
         s->used_bytes -= size;
     }
@@ -258,7 +273,7 @@ static int sim_va_reserve(vl_device *d, size_t size, void **out)
     sim_device *s = sim_of(d);
     *out = NULL;
     if (!d->vmm_supported) return VL_DEV_UNSUPPORTED;
-    if (size == 0 || size % s->granularity) return sim_misuse("va_reserve size not a granularity multiple", NULL, size);
+    if (size == 0 || size % s->granularity) return sim_misuse(s, "va_reserve size not a granularity multiple", NULL, size);
     pthread_mutex_lock(&s->lock);
     int rc = VL_DEV_OK;
     if (injected_fault(s, VL_SIM_VA_RESERVE)) {
@@ -270,7 +285,7 @@ static int sim_va_reserve(vl_device *d, size_t size, void **out)
         sim_reservation *grown = realloc(s->reservations, cap * sizeof *grown);
         if (!grown) {
             pthread_mutex_unlock(&s->lock);
-            return sim_misuse("out of host memory", NULL, size);
+            return sim_misuse(s, "out of host memory", NULL, size);
         }
         s->reservations = grown;
         s->reservations_cap = cap;
@@ -279,7 +294,7 @@ static int sim_va_reserve(vl_device *d, size_t size, void **out)
     uint64_t words = (granules + 63) / 64;
     uint64_t *bits = calloc(2 * words, sizeof *bits);
     if (!bits) {
-        rc = sim_misuse("out of host memory", NULL, size);
+        rc = sim_misuse(s, "out of host memory", NULL, size);
     } else {
         uint64_t base = align_up(s->next_address, s->granularity);
         s->next_address = base + size;
@@ -300,9 +315,9 @@ static int sim_va_release(vl_device *d, void *addr, size_t size)
     if (injected_fault(s, VL_SIM_VA_RELEASE)) {
         rc = VL_DEV_ERROR;
     } else if (!r || r->base != (uintptr_t)addr || r->size != size) {
-        rc = sim_misuse("va_release of a range va_reserve did not return", addr, size);
+        rc = sim_misuse(s, "va_release of a range va_reserve did not return", addr, size);
     } else if (r->mapped_bytes != 0) {
-        rc = sim_misuse("va_release of a reservation that still has mappings", addr, size);
+        rc = sim_misuse(s, "va_release of a reservation that still has mappings", addr, size);
     } else {
         free(r->mapped_bits);
         size_t i = (size_t)(r - s->reservations);
@@ -361,12 +376,12 @@ static int map_locked(sim_device *s, void *addr, size_t size, int fresh)
 {
     uint64_t a = (uintptr_t)addr;
     if (size == 0 || size % s->granularity || a % s->granularity)
-        return sim_misuse("map of a range that is not granularity-aligned", addr, size);
+        return sim_misuse(s, "map of a range that is not granularity-aligned", addr, size);
     sim_reservation *r = find_reservation(s, a, size);
     uint64_t first = r ? (a - r->base) / s->granularity : 0, count = size / s->granularity;
     if (injected_fault(s, VL_SIM_MAP)) return VL_DEV_ERROR;
-    if (!r) return sim_misuse("map outside every reservation", addr, size);
-    if (any_bit(r->mapped_bits, first, count)) return sim_misuse("map of a range that is already (partly) mapped", addr, size);
+    if (!r) return sim_misuse(s, "map outside every reservation", addr, size);
+    if (any_bit(r->mapped_bits, first, count)) return sim_misuse(s, "map of a range that is already (partly) mapped", addr, size);
     if (fresh && size > s->capacity - s->overhead - s->used_bytes) return VL_DEV_OOM;
     mark_range(s, r, first, size, 1);
     if (fresh) s->used_bytes += size;
@@ -399,7 +414,7 @@ static int unmap_locked(sim_device *s, void *addr, size_t size, int keep)
 {
     if (injected_fault(s, VL_SIM_UNMAP)) return VL_DEV_ERROR;
     sim_reservation *r = one_mapped_range(s, addr, size);
-    if (!r) return sim_misuse("unmap of a range that is not exactly one mapped range", addr, size);
+    if (!r) return sim_misuse(s, "unmap of a range that is not exactly one mapped range", addr, size);
     mark_range(s, r, ((uintptr_t)addr - r->base) / s->granularity, size, 0);
     if (!keep) s->used_bytes -= size;
     return VL_DEV_OK;
@@ -423,7 +438,7 @@ static int new_phys(vl_device *d, void *addr, size_t size, int shared, locked_st
     *out = NULL;
     if (!d->vmm_supported) return VL_DEV_UNSUPPORTED;
     sim_phys *ph = malloc(sizeof *ph);
-    if (!ph) return sim_misuse("out of host memory", addr, size);
+    if (!ph) return sim_misuse(s, "out of host memory", addr, size);
     pthread_mutex_lock(&s->lock);
     int rc = step(s, addr, size);
     if (rc == VL_DEV_OK) {
@@ -462,8 +477,8 @@ static int sim_map_phys(vl_device *d, void *addr, size_t size, vl_phys phys)
     sim_device *s = sim_of(d);
     if (!d->vmm_supported) return VL_DEV_UNSUPPORTED;
     sim_phys *ph = (sim_phys *)phys;
-    if (!is_live_phys(ph)) return sim_misuse("map_phys of memory unmap_keep did not return", addr, size);
-    if (ph->size != size) return sim_misuse("map_phys with a size other than the kept one", addr, size);
+    if (!is_live_phys(ph)) return sim_misuse(s, "map_phys of memory unmap_keep did not return", addr, size);
+    if (ph->size != size) return sim_misuse(s, "map_phys with a size other than the kept one", addr, size);
     pthread_mutex_lock(&s->lock);
     int rc = map_locked(s, addr, size, 0);
     if (rc == VL_DEV_OK) {
@@ -481,7 +496,7 @@ static int share_locked(sim_device *s, void *addr, size_t size)
 {
     if (injected_fault(s, VL_SIM_PHYS_RELEASE)) return VL_DEV_ERROR;
     if (!one_mapped_range(s, addr, size))
-        return sim_misuse("phys_share of a range that is not exactly one mapped range", addr, size);
+        return sim_misuse(s, "phys_share of a range that is not exactly one mapped range", addr, size);
     return VL_DEV_OK;
 }
 
@@ -494,7 +509,7 @@ static int sim_phys_share(vl_device *d, void *addr, size_t size, vl_phys *out)
  * mapping holds it). More than the shared bytes there are is a misuse. */
 static int unmap_shared_locked(sim_device *s, void *addr, size_t size)
 {
-    int rc = s->shared_bytes < size ? sim_misuse("unmap_shared of memory that is not mapped twice", addr, size)
+    int rc = s->shared_bytes < size ? sim_misuse(s, "unmap_shared of memory that is not mapped twice", addr, size)
                                     : unmap_locked(s, addr, size, 1);
     if (rc == VL_DEV_OK) s->shared_bytes -= size;
     return rc;
@@ -511,7 +526,7 @@ static int sim_phys_release(vl_device *d, vl_phys phys, size_t size)
     if (!d->vmm_supported) return VL_DEV_UNSUPPORTED;
     sim_phys *ph = (sim_phys *)phys;
     if (!is_live_phys(ph) || ph->size != size)
-        return sim_misuse("phys_release of memory unmap_keep did not return (or of another size)", phys, size);
+        return sim_misuse(s, "phys_release of memory unmap_keep did not return (or of another size)", phys, size);
     pthread_mutex_lock(&s->lock);
     int rc = VL_DEV_OK;
     if (injected_fault(s, VL_SIM_PHYS_RELEASE)) {
@@ -568,7 +583,7 @@ static int sim_event_record(vl_device *d, vl_stream st, vl_event *out)
         }
     }
     if (!ss || !s->free_events) {
-        rc = sim_misuse("out of host memory", NULL, 0);
+        rc = sim_misuse(s, "out of host memory", NULL, 0);
     } else {
         sim_event *e = s->free_events;
         s->free_events = e->next_free;
@@ -593,7 +608,7 @@ static int sim_event_query(vl_device *d, vl_event ev)
 {
     sim_device *s = sim_of(d);
     sim_event *e = (sim_event *)ev;
-    if (!e || !e->live) return sim_misuse("event_query of an event that is not live", ev, 0), -1;
+    if (!e || !e->live) return sim_misuse(s, "event_query of an event that is not live", ev, 0), -1;
     pthread_mutex_lock(&s->lock);
     int done = injected_fault(s, VL_SIM_EVENT_QUERY) ? -1 : event_complete_locked(s, e);
     pthread_mutex_unlock(&s->lock);
@@ -607,7 +622,7 @@ static void sim_event_release(vl_device *d, vl_event ev)
     if (!e) return;
     pthread_mutex_lock(&s->lock);
     if (!e->live) {
-        sim_misuse("event_release of an event that is not live", ev, 0);
+        sim_misuse(s, "event_release of an event that is not live", ev, 0);
     } else {
         e->live = 0;
         e->next_free = s->free_events;

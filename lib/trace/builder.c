@@ -160,6 +160,13 @@ int vl_tb_alloc(vl_trace_builder *b, uint64_t addr, uint64_t size, uint64_t stre
                            (unsigned long long)addr, prev->line);
     if (size > (UINT64_C(1) << 62)) return vl_tb_error(b, line, "size %llu is not plausible", (unsigned long long)size);
     if (t->nallocs >= MAX_OPS) return vl_tb_error(b, line, "too many allocations (at most %zu)", MAX_OPS);
+    /* The sums are uint64_t: a trace past 2^64 live or allocated bytes would wrap into
+     * a small, wrong peak. */
+    if (size > UINT64_MAX - b->live_bytes)
+        return vl_tb_error(b, line, "live bytes pass 2^64 (%llu live + %llu)", (unsigned long long)b->live_bytes,
+                           (unsigned long long)size);
+    if (size > UINT64_MAX - t->total_alloc_bytes)
+        return vl_tb_error(b, line, "allocated bytes in total pass 2^64");
     if ((b->live_count + 1) * 2 > b->live_cap && grow_table(b) != 0)
         return vl_tb_error(b, line, "out of memory");
     vl_trace_op op = {.size = size, .slot = (uint32_t)t->nallocs, .line = line, .kind = VL_TRACE_ALLOC};

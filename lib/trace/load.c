@@ -8,14 +8,32 @@
 
 #include "pickle.h"
 
+/* The most bytes a trace may have (VL_TRACE_MAX_BYTES, or $VRAMLAB_TRACE_MAX_BYTES):
+ * a trace is read whole into memory, so a runaway input (/dev/zero, an endless pipe)
+ * is refused instead of exhausting it. */
+static size_t max_trace_bytes(void)
+{
+    const char *env = getenv("VRAMLAB_TRACE_MAX_BYTES");
+    if (env && *env) {
+        char *end;
+        errno = 0;
+        unsigned long long v = strtoull(env, &end, 10);
+        if (errno == 0 && *end == '\0' && env[0] != '-') return (size_t)v;
+    }
+    return VL_TRACE_MAX_BYTES;
+}
+
 typedef struct blob {
     char *data;
     size_t len, cap;
 } blob;
 
-/* Reads from in until b holds at least upto bytes or the stream ends. */
+/* Reads from in until b holds at least upto bytes or the stream ends; more than the
+ * trace size limit is an error. */
 static int blob_read(blob *b, FILE *in, size_t upto, char *err, size_t errlen)
 {
+    size_t limit = max_trace_bytes();
+    if (upto > limit) upto = limit + 1; /* one byte past the limit tells a longer input */
     while (b->len < upto) {
         if (b->len == b->cap) {
             size_t cap = b->cap ? b->cap * 2 : 1 << 16;
@@ -37,6 +55,10 @@ static int blob_read(blob *b, FILE *in, size_t upto, char *err, size_t errlen)
         snprintf(err, errlen, "read error");
         return -1;
     }
+    if (b->len > limit) {
+        snprintf(err, errlen, "larger than %zu bytes, the trace size limit (VRAMLAB_TRACE_MAX_BYTES)", limit);
+        return -1;
+    }
     return 0;
 }
 
@@ -50,44 +72,26 @@ int vl_trace_parse_file(FILE *in, const vl_trace_options *opt, vl_trace *out, ch
     return rc;
 }
 
-/* A pickle on standard input: the bytes read so far and the rest, copied to a
- * temporary file for the converter. */
-static int parse_pickle_stdin(blob *b, const char *argv0, vl_trace_options opt, vl_trace *t, char *err,
-                              size_t errlen)
+/* A pickle on standard input: the bytes read so far and the rest, handed to the
+ * converter from memory. */
+static int parse_pickle_stdin(blob *b, vl_trace_options opt, vl_trace *t, char *err, size_t errlen)
 {
     if (blob_read(b, stdin, SIZE_MAX, err, errlen) != 0) return -1;
-    char path[] = "/tmp/vramlab-replay-XXXXXX";
-    int fd = mkstemp(path);
-    FILE *tmp = fd >= 0 ? fdopen(fd, "wb") : NULL;
-    if (!tmp) {
-        snprintf(err, errlen, "cannot create a temporary file: %s", strerror(errno));
-        if (fd >= 0) {
-            close(fd);
-            unlink(path);
-        }
-        return -1;
-    }
-    int ok = fwrite(b->data, 1, b->len, tmp) == b->len;
-    ok &= fclose(tmp) == 0;
-    int rc = -1;
-    if (ok) rc = vl_trace_parse_pickle(argv0, path, opt, t, err, errlen);
-    else snprintf(err, errlen, "cannot copy standard input to %s", path);
-    unlink(path);
-    return rc;
+    return vl_trace_parse_pickle_bytes(b->data, b->len, opt, t, err, errlen);
 }
 
 /* Pickle or text, by the one sniff rule on the first bytes (a pickle header is two
  * bytes), so a pickle file goes to the converter without being read here. */
-static int load_stream(FILE *in, int from_stdin, const char *path, const vl_trace_options *opt, const char *argv0,
-                       vl_trace *t, char *err, size_t errlen)
+static int load_stream(FILE *in, int from_stdin, const char *path, const vl_trace_options *opt, vl_trace *t,
+                       char *err, size_t errlen)
 {
     blob b = {0};
     int rc = blob_read(&b, in, 2, err, errlen);
     if (rc != 0) goto out;
     vl_trace_format fmt = opt->format != VL_TRACE_AUTO ? opt->format : vl_trace_guess(b.data ? b.data : "", b.len);
     if (fmt == VL_TRACE_TORCH_PICKLE) {
-        rc = from_stdin ? parse_pickle_stdin(&b, argv0, *opt, t, err, errlen)
-                        : vl_trace_parse_pickle(argv0, path, *opt, t, err, errlen);
+        rc = from_stdin ? parse_pickle_stdin(&b, *opt, t, err, errlen)
+                        : vl_trace_parse_pickle(path, *opt, t, err, errlen);
         goto out;
     }
     rc = blob_read(&b, in, SIZE_MAX, err, errlen);
@@ -97,8 +101,7 @@ out:
     return rc;
 }
 
-int vl_trace_load(const char *path, const vl_trace_options *opt, const char *argv0, vl_trace *t, char *err,
-                  size_t errlen)
+int vl_trace_load(const char *path, const vl_trace_options *opt, vl_trace *t, char *err, size_t errlen)
 {
     vl_trace_options o = opt ? *opt : (vl_trace_options){0};
     int from_stdin = strcmp(path, "-") == 0;
@@ -110,7 +113,7 @@ int vl_trace_load(const char *path, const vl_trace_options *opt, const char *arg
         snprintf(err, errlen, "%s: %s", path, strerror(errno));
         return -1;
     }
-    int rc = load_stream(in, from_stdin, path, &o, argv0, t, why, sizeof why);
+    int rc = load_stream(in, from_stdin, path, &o, t, why, sizeof why);
     if (!from_stdin) fclose(in);
     if (rc == -2) {
         err[0] = '\0';

@@ -6,13 +6,15 @@
 
 #include "trace.h"
 
-/* Reads, checks and parses the trace at path ('-': standard input). argv0 (may be
- * NULL) helps find the pickle converter next to the program. Returns 0 with a trace
+/* The most bytes a trace file or stream may have; more is refused (it is read whole).
+ * $VRAMLAB_TRACE_MAX_BYTES sets another limit. */
+#define VL_TRACE_MAX_BYTES ((size_t)16 << 30)
+
+/* Reads, checks and parses the trace at path ('-': standard input). Returns 0 with a trace
  * of at least one operation; -1 with one line in err, "PATH:LINE: reason" or
  * "PATH: reason" (PATH "<stdin>" for '-'); -2 when the pickle converter already said
  * on stderr what is wrong (err empty). Nothing to free after an error. */
-int vl_trace_load(const char *path, const vl_trace_options *opt, const char *argv0, vl_trace *out, char *err,
-                  size_t errlen);
+int vl_trace_load(const char *path, const vl_trace_options *opt, vl_trace *out, char *err, size_t errlen);
 
 /* One line about frees of addresses that were not live (left out of the trace), with
  * their first line numbers; "" when there were none. */

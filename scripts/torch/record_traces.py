@@ -110,6 +110,24 @@ def run_job(tag, cmd, env, logdir, timeout):
     return tag, rc, time.monotonic() - t0
 
 
+def convert_folder(folder, fixtures):
+    """Snapshot pickles -> torch-csv through the converter (which loads plain data only,
+    scripts/torch/snapshot_load.py). Returns how many failed."""
+    failed = 0
+    for name in sorted(os.listdir(folder)):
+        if not name.endswith(".pickle"):
+            continue
+        src = os.path.join(folder, name)
+        dst = src[: -len(".pickle")] + ".csv"
+        if subprocess.call([sys.executable, TO_CSV, src, "-o", dst]) != 0:
+            failed += 1
+            continue
+        if fixtures and name.endswith(".tiny.pickle"):
+            os.makedirs(fixtures, exist_ok=True)
+            shutil.copy(dst, os.path.join(fixtures, os.path.basename(dst)))
+    return failed
+
+
 def driver(args):
     rc = gpu_check.skip()  # 77 with one line without torch or a GPU
     if rc:
@@ -132,18 +150,7 @@ def driver(args):
             print(f"{tag:34s} rc={rc} {secs:6.1f} s", flush=True)
             failed += rc != 0
 
-    # Traces: snapshot pickles -> torch-csv.
-    for name in sorted(os.listdir(args.out)):
-        if not name.endswith(".pickle"):
-            continue
-        src = os.path.join(args.out, name)
-        dst = src[: -len(".pickle")] + ".csv"
-        if subprocess.call([sys.executable, TO_CSV, src, "-o", dst]) != 0:
-            failed += 1
-            continue
-        if args.fixtures and name.endswith(".tiny.pickle"):
-            os.makedirs(args.fixtures, exist_ok=True)
-            shutil.copy(dst, os.path.join(args.fixtures, os.path.basename(dst)))
+    failed += convert_folder(args.out, args.fixtures)
 
     # Peaks: one table, PyTorch's figures next to vramlab's.
     rows = []

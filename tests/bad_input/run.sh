@@ -22,6 +22,9 @@ else gpu=0
 fi
 column=$((gpu ? 3 : 2))
 
+# The programs run as copies (below), away from the repository they were built in:
+# name the snapshot converter for their pickle cases explicitly.
+export VRAMLAB_TORCH_CONVERTER=${VRAMLAB_TORCH_CONVERTER:-$(pwd)/scripts/torch-snapshot-to-csv}
 scratch=$(mktemp -d)
 trap 'rm -rf "$scratch"' EXIT
 # Run copies: a rebuild of BUILD/bin while the table runs must not change what is tested.
