@@ -94,6 +94,25 @@ def counter(v):
     return None if x is None or x < 0 else x
 
 
+def counter_delta(before, after):
+    """after - before of a cumulative counter; None where either reading is unknown (never
+    0 for an unknown)."""
+    if before is None or after is None:
+        return None
+    return after - before
+
+
+def per_step(readings, first):
+    """A cumulative counter's increase per step over the timed steps: readings[0] is taken
+    before step 0, readings[i + 1] after step i; the timed steps are first... None where
+    a reading it needs is unknown or no step is timed."""
+    n = len(readings) - 1 - first
+    if n <= 0 or first < 0:
+        return None
+    d = counter_delta(readings[first], readings[-1])
+    return None if d is None else d / n
+
+
 def fmt(x, digits=4):
     if x is None or (isinstance(x, float) and not math.isfinite(x)):
         return ""

@@ -343,10 +343,12 @@ try:
 
     # --dry-run needs neither torch nor a GPU; without the RMM shim the rmm-* columns are skipped
     p = subprocess.run([sys.executable, os.path.join(HERE, "bench.py"), "--dry-run", "--rounds", "1",
-                        "--workloads", "moe", "--plugin", os.path.join(tmp, "libvramlab_caching.so")],
+                        "--workloads", "moe", "--plugin", os.path.join(tmp, "libvramlab_caching.so"),
+                        "--allocators", "torch,torch-expandable,vramlab,rmm-pool,vramlab-expandable,rmm-async"],
                        capture_output=True, text=True)
     lines = p.stdout.splitlines()
-    check("dry run", p.returncode == 0 and len([ln for ln in lines if ln.startswith("round")]) == 5, p.stdout + p.stderr)
+    check("dry run", p.returncode == 0 and [ln.split()[5] for ln in lines if ln.startswith("round")]
+          == ["torch", "torch-expandable", "vramlab", "vramlab-expandable"], p.stdout + p.stderr)
     check("rmm skipped with a reason", lines and lines[0].startswith("skipped rmm-pool,rmm-async: no RMM shim"),
           lines[:1])
     p = subprocess.run([sys.executable, os.path.join(HERE, "bench.py"), "--dry-run", "--allocators", "nope"],
