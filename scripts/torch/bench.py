@@ -231,6 +231,8 @@ def worker(args):
         if plugin is not None:
             got = [plugin.vl_torch_stat(0, n) for n in (b"device_allocs", b"device_frees")]
             return tuple(x if x >= 0 else None for x in got)
+        if "cudaMallocAsync" in os.environ.get("PYTORCH_CUDA_ALLOC_CONF", ""):
+            return None, None  # the driver's pool: memory_stats() has these keys, but at 0
         ms = torch.cuda.memory_stats()
         return ms.get("num_device_alloc"), ms.get("num_device_free")
 
@@ -578,6 +580,7 @@ def finish(outdir, rows, allocators, comments, plots=True):
     text = bench_stats.write_summary(outdir, rows, allocators, comments)
     shutil.copy(os.path.join(outdir, "summary.csv"), os.path.join(outdir, "torch_bench.summary.csv"))
     print(text)
+    print(f"table: {os.path.join(outdir, 'zoo.md')}")
     later = f"make plots RUN={os.path.relpath(outdir, ROOT)}"
     if not plots:
         print(f"stopped: no figure; render it with  {later}")
