@@ -1,8 +1,10 @@
 #!/usr/bin/env python3
-"""make torch-bench: live PyTorch workloads (workloads.py, size "bench") under several
-allocators, one fresh process per sample (PyTorch reads its allocator settings once):
+"""make torch-bench: the workload zoo (zoo.py: its workloads and their two halves, tune
+and confirm; workloads.py, size "bench") under several allocators, one fresh process per
+sample (PyTorch reads its allocator settings once). The default columns are torch,
+torch-expandable, vramlab and vramlab-expandable:
 
-  torch               PyTorch's caching allocator, default settings
+  torch               PyTorch's caching allocator, default settings: the speed reference
   torch-expandable    PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True
   torch-async         PYTORCH_CUDA_ALLOC_CONF=backend:cudaMallocAsync
   vramlab             libvramlab_caching.so, VRAMLAB_ALLOC=caching (classic)
@@ -20,9 +22,9 @@ allocators, one fresh process per sample (PyTorch reads its allocator settings o
                       one by B (A B, B A, ...), so that B's step time is compared with
                       A's on the same step inside each process, without the
                       process-to-process spread (paired_ratio: the median over steps of
-                      B's time over A's). Its peaks mix both allocators: no waste
-                      figure; its results (two runs per step) are not compared.
-                      vramlab+vramlab-expandable gives the verdict's paired speed check.
+                      B's time over A's). Its peaks and device calls mix both
+                      allocators: no waste or maps figure; its results (two runs per
+                      step) are not compared. The verdict never uses it.
 
 Processes run one at a time, interleaved: every round runs each workload under every
 allocator, the allocators' order rotated by one each round. Per process: step times
@@ -32,17 +34,22 @@ counters (torch.cuda.memory_stats for PyTorch's, vl_torch_stat for the plugin, w
 figures for rmm-* are the RMM shim's), device memory in use (cudaMemGetInfo) before,
 at most (sampled after every step) and at the end, the time spent inside the plugin's
 vl_alloc / vl_free per step (plugin allocators: VRAMLAB_TIME=1, two clock reads per
-call, the same for all of them), and the results (losses, token
-sums), compared with PyTorch-default's. Deterministic algorithms, no cuDNN autotuning,
+call, the same for all of them), the allocator's device map and unmap calls per step
+(vl_torch_stat device_allocs / device_frees, memory_stats num_device_alloc /
+num_device_free; empty where not counted), and the results (losses, token sums),
+compared with PyTorch-default's. Deterministic algorithms, no cuDNN autotuning,
 no fused attention kernels (their backward passes use atomics): equal results are the
 expected outcome. Statistics and verdict: bench_stats.py.
 
-Out: results/torch-bench/RUN_ID/{samples.csv, summary.csv, verdict.csv, report.txt,
-conditions.txt, torch_bench.summary.csv (for `make plots`), logs/, plots/}. samples.csv
+Out: results/torch-bench/RUN_ID/{samples.csv, summary.csv, verdict.csv, report.txt, zoo.md,
+conditions.txt, torch_bench.summary.csv and torch_zoo.summary.csv (for `make plots`),
+logs/, plots/}. samples.csv
 grows by one row as each process ends (appended and flushed in one write), so a run
 cut short keeps every finished process; the summary comes at the end.
-  bench.py [--quick] [--rounds N] [--workloads a,b] [--allocators a,b] [--define NAME=SPEC]...
-           [--run-id ID] [--budget S]
+  bench.py [--quick] [--zoo tune|confirm|all] [--rounds N] [--workloads a,b] [--allocators a,b]
+           [--define NAME=SPEC]... [--run-id ID] [--budget S]
+                               --zoo: the half of the zoo to run (default all; --quick: a
+                               few workloads at size tiny); --workloads names them instead
   bench.py --run-id ID --resume [same options]
                                continues run ID: the (round, workload, allocator) processes
                                its samples.csv has with status ok are skipped, failed ones

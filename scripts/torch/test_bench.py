@@ -554,6 +554,12 @@ try:
         check(f"make torch-bench skips ({case})", p.returncode == 0 and last == f"SKIP torch-bench: {why}",
               f"rc={p.returncode} {p.stdout}{p.stderr}")
 
+    # make torch-bench passes ZOO= on as --zoo
+    p = subprocess.run(["make", "-C", ROOT, "--no-print-directory", "-n", "torch-bench", "TORCH_BENCH_DEPS=",
+                        "ZOO=confirm"], capture_output=True, text=True,
+                       env={k: v for k, v in os.environ.items() if k != "MAKEFLAGS"})
+    check("make torch-bench ZOO=confirm", p.returncode == 0 and "--zoo confirm" in p.stdout, p.stdout + p.stderr)
+
     # make torch-bench passes RESUME=1 (and not RESUME=0) on as --resume
     for val, want in (("1", True), ("0", False)):
         p = subprocess.run(["make", "-C", ROOT, "--no-print-directory", "-n", "torch-bench", "TORCH_BENCH_DEPS=",
