@@ -271,8 +271,8 @@ class _LM(nn.Module):
         self.head = nn.Linear(d, vocab, bias=False)
 
     def forward(self, idx):
-        from torch.utils.checkpoint import checkpoint  # here: only ckpt pays for its import
-
+        if self.checkpointed:
+            from torch.utils.checkpoint import checkpoint  # here: only ckpt pays for its import
         x = self.wte(idx) + self.wpe(torch.arange(idx.shape[1], device=idx.device))
         for blk in self.blocks:
             if self.checkpointed:
