@@ -109,7 +109,8 @@ def run(size, seed, on_step, repeats=1):
         on_step(i)
     odd = os.environ.get("VRAMLAB_ALLOC") == "caching:segments=expandable"
     return [1.0, 2.0, 3.0 if not odd else 1.5]
-RUN = dict(transformer=run, moe=run)
+import zoo  # bench.py's folder is on the worker's path
+RUN = {w.name: run for w in zoo.ZOO}
 """
 
 
@@ -641,6 +642,18 @@ try:
               and re.search(r"\| tune \| moe \| 2 \| [0-9.]+ \|  \| inconclusive \|", zoo_md)
               and "overall: FAIL: 0 of 2 pass; fail: transformer, moe" in zoo_md, zoo_md[-1500:])
         cond = open(os.path.join(run, "conditions.txt")).read() if os.path.exists(run) else ""
+        # the whole zoo at size tiny, one round, the verdict's two columns: every process runs
+        p = subprocess.run([sys.executable, os.path.join(HERE, "bench.py"), "--out", tmp, "--run-id", "quick",
+                            "--quick", "--zoo", "all", "--allocators", "torch,vramlab-expandable", "--rounds", "1",
+                            "--plugin", plugin], capture_output=True, text=True, env=env)
+        got = bs.read_csv(os.path.join(tmp, "quick", "samples.csv")) if p.returncode in (0, 1) else []
+        check("--quick --zoo all: a sample per workload and allocator, all ok", p.returncode == 0
+              and sorted((r["workload"], r["allocator"]) for r in got if r["status"] == "ok")
+              == sorted((w.name, a) for w in zoo.ZOO for a in ("torch", "vramlab-expandable"))
+              and all(r["steps_timed"] == str(8 - bench.TINY_WARMUP) for r in got), p.stdout[-2000:] + p.stderr)
+        verdict_rows = bs.read_csv(os.path.join(tmp, "quick", "verdict.csv")) if got else []
+        check("--quick --zoo all: a verdict per workload, with its half", [(r["half"], r["workload"]) for r in verdict_rows]
+              == [(w.half, w.name) for w in zoo.ZOO], verdict_rows)
         check("conditions", "device: Stand-in GPU" in cond and "torch: 0.0-standin" in cond and "git: " in cond, cond)
     else:
         print("no build/lib/libvramlab_caching.so (make plugin): stand-in run not checked")
