@@ -320,6 +320,7 @@ def worker(args):
         source = "torch.cuda.memory_stats"
     out = dict(workload=args.workload, allocator=args.allocator, spec=spec, seed=args.seed, status="ok",
                steps=len(state["times"]), steps_timed=len(timed_ms),
+               steps_s=sum(state["times"]),  # against process_s: what the process spent outside its steps
                step_ms_median=bench_stats.rankstats.quantile_median(timed_ms),
                step_ms_mean=sum(timed_ms) / len(timed_ms),
                alloc_ms_median=bench_stats.rankstats.quantile_median(alloc_ms) if alloc_ms else None,

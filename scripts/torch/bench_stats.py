@@ -72,7 +72,7 @@ LEVEL = 0.95
 
 SAMPLE_FIELDS = (
     "run_id", "round", "order", "workload", "allocator", "spec", "seed", "status", "error",
-    "steps", "steps_timed", "step_ms_median", "step_ms_mean", "alloc_ms_median", "process_s",
+    "steps", "steps_timed", "step_ms_median", "step_ms_mean", "alloc_ms_median", "process_s", "steps_s",
     "maps_per_step", "unmaps_per_step", "maps_total", "unmaps_total",
     "step_ms_median_b", "alloc_ms_median_b", "paired_ratio",
     "peak_allocated_bytes", "peak_reserved_bytes", "peak_requested_bytes", "stats_from",

@@ -600,6 +600,8 @@ try:
                   and int(r["device_used_max_bytes"]) > int(r["device_used_base_bytes"])
                   and r["exact_equal"] == "yes", r)
             # read before the first step and after each: 3 maps and 1 unmap per step, 9 readings
+            check("torch sample: the steps' time within the process's", 0.15 < float(r["steps_s"])
+                  < float(r["process_s"]), r)
             check("torch sample: device calls per step from memory_stats' counters", r["maps_per_step"] == "3"
                   and r["unmaps_per_step"] == "1" and r["maps_total"] == "27" and r["unmaps_total"] == "9", r)
             r = by[("1", "transformer", "torch-expandable")]

@@ -518,7 +518,7 @@ def run_serve(size="bench", seed=1, on_step=None, repeats=1):
     padding mask (PyTorch's fast path packs them into a nested tensor)."""
     rng = _seed(seed)
     cfg = _pick(dict(vocab=30522, d=768, heads=12, layers=12, batch=(1, 2, 4, 8, 16, 32, 64), length=(16, 512),
-                     steps=60,
+                     steps=100,
                      tiny=dict(vocab=512, d=32, heads=2, layers=2, batch=(1, 2, 4), length=(4, 32), steps=6)), size)
     with torch.device("cuda"):
         emb = nn.Embedding(cfg["vocab"], cfg["d"])
