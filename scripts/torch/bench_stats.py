@@ -455,6 +455,11 @@ def _mib(v):
     return None if v is None else v / 2**20
 
 
+def _ratio_cell(s, text):
+    """A pair's ratio is B against A inside its processes, not against torch: it says so."""
+    return f"B/A {text}" if "+" in s["allocator"] and text not in ("", "-") else text
+
+
 def table(summary, verdicts):
     """The printed report: the summary per workload, then the verdict and the overall line."""
     x = _x
@@ -464,7 +469,8 @@ def table(summary, verdicts):
         am = s.get("alloc_ms")
         lines.append(
             f"{s['half'] or '-':7} {s['workload']:11} {s['allocator']:19} {s['n']:>2} {x(s['step_ms']):>8} "
-            f"{x(s['ratio']):>7} {_interval(s['ratio_lo'], s['ratio_hi']) or '-':>17} {s['speed'] or '-':>12} "
+            f"{_ratio_cell(s, x(s['ratio'])):>7} {_interval(s['ratio_lo'], s['ratio_hi']) or '-':>17} "
+            f"{s['speed'] or '-':>12} "
             f"{x(s['waste'], 5):>7} "  # 1.0215, not 1.02: the limit is 1.02
             f"{x(_mib(s['device_used_bytes']), 5):>8} {x(s['maps_per_step'], 3):>8} {x(s['unmaps_per_step'], 3):>9} "
             f"{x(am * 1e3 if am is not None else None, 4):>8} {s['equal'] or '-':>6}"
@@ -500,6 +506,7 @@ def markdown(summary, verdicts, comments=()):
             f"`slower` where its lower end is above, else `inconclusive`. waste: peak reserved / peak allocated. "
             "device MiB: device memory in use at most, minus before the first allocation. maps, unmaps: the "
             "allocator's device calls per timed step. alloc us: time inside the plugin's entry points per step. "
+            "An A+B row (both in one process) gives B against A on the same steps (B/A), not against torch. "
             "An empty cell: not measured or not kept by that allocator.", "",
             "| half | workload | allocator | n | step ms | x torch | 95% interval | speed | waste | device MiB "
             "| maps/step | unmaps/step | alloc us/step | equal |",
@@ -507,7 +514,7 @@ def markdown(summary, verdicts, comments=()):
     for s in summary:
         am = s.get("alloc_ms")
         out.append(f"| {s['half']} | {s['workload']} | {s['allocator']} | {s['n']} | {cell(s['step_ms'])} "
-                   f"| {cell(s['ratio'])} | {_interval(s['ratio_lo'], s['ratio_hi'])} | {s['speed']} "
+                   f"| {_ratio_cell(s, cell(s['ratio']))} | {_interval(s['ratio_lo'], s['ratio_hi'])} | {s['speed']} "
                    f"| {cell(s['waste'], 5)} | {cell(_mib(s['device_used_bytes']), 5)} | {cell(s['maps_per_step'], 3)} "
                    f"| {cell(s['unmaps_per_step'], 3)} | {cell(am * 1e3 if am is not None else None)} "
                    f"| {s['equal']} |")

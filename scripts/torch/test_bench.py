@@ -469,6 +469,8 @@ try:
     check("zoo.md: a row per workload and allocator, the half as a column, then the verdict",
           len(md_rows) == len(both) // 5 + 4 and "| tune | moe | 5 |" in md and "**FAIL**" in md
           and "overall: FAIL: 2 of 4 pass" in md and "- device: synthetic" in md, md)
+    check("zoo.md: a pair's ratio is marked B/A", "| tune | gpt2 | vramlab+vramlab-expandable | 5 | 10 | B/A " in md,
+          [ln for ln in md_rows if "+" in ln])
     rmm_row = next(ln for ln in md_rows if "| rmm-pool |" in ln)
     check("zoo.md: unknown counters are empty cells", [c.strip() for c in rmm_row.split("|")[11:14]] == ["", "", ""], rmm_row)
 
