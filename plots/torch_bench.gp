@@ -6,7 +6,8 @@
 # y the waste's min..max over processes. The dashed lines are the limits of the verdict
 # on vramlab expandable (ratio <= 1.03, waste <= 1.02); every panel's range takes them in.
 # One panel per workload of the run (its zoo half in the title); in-process pairs (A+B)
-# are left out: their ratio is B against A. Allocators with a waste but no speed figure
+# are left out: their ratio is B against A. A summary from before the zoo (no half
+# column: its ratios are against vramlab classic) is refused. Allocators with a waste but no speed figure
 # (a run without a torch column) are listed in a note in the panel. plots/torch_zoo.gp
 # has the same run as one row per measure.
 # Input: the run's summary.csv (copied as torch_bench.summary.csv, so
@@ -14,10 +15,16 @@
 #   gnuplot -e "files='results/torch-bench/ID/summary.csv'; labels='x'; out='tb.png'" plots/torch_bench.gp
 load 'plots/common.gp'
 f = word(files, 1)
-rows(col) = sprintf("awk -F, '!/^#/ && $1 != \"half\" && $3 !~ /[+]/ {print %s}' '%s' | awk '!seen[$0]++' | tr '\\n' ' '", col, f)
+# A summary from before the zoo (no half column) holds ratios against vramlab classic, not
+# against PyTorch: refused rather than drawn under the wrong axis
+if (system(sprintf("grep -c '^half,' '%s'", f)) + 0 == 0) { \
+    print "torch_bench: ".f." has no half column: a summary from before the zoo, whose ratios are against vramlab classic; render it with plots/torch_bench.gp of its revision"; exit status 1 }
+# columns by their header's names
+head = "!/^#/ && !h {for (i = 1; i <= NF; i++) c[$i] = i; h = 1; next} "
+rows(col) = sprintf("awk -F, '%s !/^#/ && $c[\"allocator\"] !~ /[+]/ {print %s}' '%s' | awk '!seen[$0]++' | tr '\\n' ' '", head, col, f)
 comment(key) = system(sprintf("sed -n 's/^# %s: //p' '%s' | head -1", key, f))
-if (!exists("workloads")) workloads = system(rows('$2'))
-names = system(rows('$3'))
+if (!exists("workloads")) workloads = system(rows('$c["workload"]'))
+names = system(rows('$c["allocator"]'))
 n = words(names)
 nw = words(workloads)
 if (nw == 0) { print "torch_bench: no workload rows in ".f; exit status 1 }
@@ -25,11 +32,11 @@ cols = ceil(sqrt(nw))
 set terminal pngcairo size (cols * 560 + 200),(ceil(nw * 1.0 / cols) * 420 + 60) enhanced font 'DejaVu Sans,10'
 set output out
 set termoption noenhanced
-title_of(w) = w . system(sprintf("awk -F, '!/^#/ && $2 == \"%s\" {print \" [\" $1 \"]\"; exit}' '%s'", w, f))
+title_of(w) = w . system(sprintf("awk -F, '%s $c[\"workload\"] == \"%s\" {print \" [\" $c[\"half\"] \"]\"; exit}' '%s'", head, w, f))
 colors = "#7f7f7f #1f77b4 #9467bd #d62728 #2ca02c #ff7f0e #8c564b #e377c2"
 # torch is the reference: its ratio is 1 by definition
 ratio_of(k) = (word(names, k) eq 'torch') ? 1 : column('ratio')
-pick(w, k, v) = (strcol(2) eq w && strcol(3) eq word(names, k)) ? v : NaN
+pick(w, k, v) = (strcol('workload') eq w && strcol('allocator') eq word(names, k)) ? v : NaN
 # a bound that is missing (too few processes for an interval) draws no bar
 lo(c, v) = (strcol(c) eq '') ? v : column(c)
 set key outside right top box font ',8'
@@ -46,7 +53,7 @@ do for [i=1:nw] {
     # merged run): their waste in a note, not a point at a made-up speed
     note = ''
     do for [k=1:n] {
-        stats f using ((strcol(2) eq w && strcol(3) eq word(names, k) && word(names, k) ne 'torch' \
+        stats f using ((strcol('workload') eq w && strcol('allocator') eq word(names, k) && word(names, k) ne 'torch' \
                         && strcol('ratio') eq '' && strcol('waste') ne '') ? column('waste') : 0) nooutput
         if (STATS_max > 0) { note = note . sprintf("%s %.3f\n", word(names, k), STATS_max) }
     }

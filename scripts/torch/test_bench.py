@@ -509,6 +509,18 @@ try:
                                 os.path.join("plots", f"{prog}.gp")], cwd=ROOT, capture_output=True, text=True)
             check(f"{prog}: no workload rows is an error", g.returncode != 0 and "no workload rows" in g.stderr,
                   (g.returncode, g.stderr))
+        # a summary from before the zoo (no half column; ratios against vramlab classic) is refused
+        old_layout = os.path.join(tmp, "old.summary.csv")
+        with open(os.path.join(copy, "torch_bench.summary.csv"), newline="") as src, \
+                open(old_layout, "w", newline="") as dst:
+            import csv
+            w_ = csv.writer(dst, lineterminator="\n")
+            for row in csv.reader(ln for ln in src if not ln.startswith("#")):
+                w_.writerow(row[1:])
+        g = subprocess.run(["gnuplot", "-e", f"files='{old_layout}'; labels='x'; out='{out_png}'",
+                            os.path.join("plots", "torch_bench.gp")], cwd=ROOT, capture_output=True, text=True)
+        check("torch_bench: a summary from before the zoo is refused", g.returncode != 0
+              and "before the zoo" in g.stderr, (g.returncode, g.stderr))
     else:
         skip("figures", "gnuplot not installed")
 
