@@ -13,9 +13,11 @@ One sample is one process: one workload run once under one allocator. Per
                  scripts/compare.d/rankstats.py), and the Mann-Whitney p-value. Empty for
                  the reference itself, and the bounds empty where the processes are too
                  few to bound a 95% interval (3 against 3 cannot: 4 against 4 is the
-                 least). speed says what the interval shows against SPEED_LIMIT: "ok"
-                 (its upper end <= 1.03), "slower" (its lower end > 1.03) or
-                 "inconclusive" (neither: the processes cannot resolve +-3%);
+                 least; ratio_ci is the nominal 0.95, the exact coverage is at least
+                 that: 97.1% at 4 against 4). speed says what the interval shows
+                 against SPEED_LIMIT: "ok" (its upper end <= 1.03), "slower" (its lower
+                 end > 1.03) or "inconclusive" (neither: the processes cannot resolve
+                 +-3%);
   alloc_ms       time inside the allocator's entry points per step (plugin allocators,
                  VRAMLAB_TIME=1: host clock around each vl_alloc / vl_free), the median
                  over processes of each process's median over its timed steps;
