@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
-"""make torch-bench: the workload zoo (zoo.py: its workloads and their two halves, tune
-and confirm; workloads.py, size "bench") under several allocators, one fresh process per
-sample (PyTorch reads its allocator settings once). The default columns are torch,
-torch-expandable, vramlab and vramlab-expandable:
+"""make torch-bench: the PyTorch workload zoo under several allocators, a process a sample.
+
+The zoo (zoo.py: its workloads and their two halves, tune and confirm; workloads.py, size
+"bench") runs one fresh process per sample (PyTorch reads its allocator settings once).
+The default columns are torch, torch-expandable, vramlab and vramlab-expandable:
 
   torch               PyTorch's caching allocator, default settings: the speed reference
   torch-expandable    PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True
