@@ -1,11 +1,12 @@
-# Live PyTorch benchmark: real workloads in fresh processes under
-# PyTorch's allocators, vramlab's through the plugin, and RMM's through the same plugin
-# (scripts/torch/bench.py, statistics scripts/torch/bench_stats.py, figure plots/torch_bench.gp).
-#   make torch-bench [QUICK=1] [RUN=id] [ROUNDS=n] [BUDGET=seconds] [RESUME=1]
-#                    [TORCH_BENCH_ARGS='--workloads moe --allocators vramlab,vramlab-expandable']
-#       results/torch-bench/<run-id>/{samples,summary,verdict}.csv, report.txt,
-#       conditions.txt; plots/torch_bench.png where gnuplot is installed, elsewhere
-#       later: make plots RUN=torch-bench/<run-id>
+# Live PyTorch benchmark: the workload zoo (scripts/torch/zoo.py, workloads.py) in fresh
+# processes, one allocator each, under PyTorch's allocators, vramlab's through the plugin,
+# and RMM's through the same plugin (scripts/torch/bench.py, statistics
+# scripts/torch/bench_stats.py, figures plots/torch_zoo.gp and plots/torch_bench.gp).
+#   make torch-bench [QUICK=1] [ZOO=tune|confirm|all] [RUN=id] [ROUNDS=n] [BUDGET=seconds]
+#                    [RESUME=1] [TORCH_BENCH_ARGS='--workloads moe --allocators torch,vramlab-expandable']
+#       results/torch-bench/<run-id>/{samples,summary,verdict}.csv, report.txt, zoo.md,
+#       conditions.txt; plots/torch_zoo.png and torch_bench.png where gnuplot is
+#       installed, elsewhere later: make plots RUN=torch-bench/<run-id>
 #   A long run in time-boxed calls: the first with RUN=x BUDGET=540 (seconds), the next
 #   ones the same plus RESUME=1 (skips the processes samples.csv already has, re-runs
 #   failed ones), until it prints "bench: complete" (scripts/torch/README.md).
@@ -26,7 +27,7 @@ torch-bench: $(TORCH_BENCH_DEPS)
 	@why=$$(python3 scripts/torch/bench.py --check 2>&1); rc=$$?; \
 	 if [ $$rc -eq 77 ]; then echo "$$why"; echo "SKIP torch-bench: $$(echo "$$why" | tail -1)"; exit 0; fi; \
 	 [ $$rc -eq 0 ] || { echo "$$why"; exit $$rc; }; \
-	 python3 scripts/torch/bench.py $(if $(QUICK),--quick) $(if $(RUN),--run-id $(RUN)) \
+	 python3 scripts/torch/bench.py $(if $(QUICK),--quick) $(if $(ZOO),--zoo $(ZOO)) $(if $(RUN),--run-id $(RUN)) \
 	   $(if $(ROUNDS),--rounds $(ROUNDS)) $(if $(BUDGET),--budget $(BUDGET)) \
 	   $(if $(filter-out 0 no,$(RESUME)),--resume) --plugin $(PLUGIN_SO) $(TORCH_BENCH_ARGS)
 

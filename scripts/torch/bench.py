@@ -1,8 +1,11 @@
 #!/usr/bin/env python3
-"""make torch-bench: live PyTorch workloads (workloads.py, size "bench") under several
-allocators, one fresh process per sample (PyTorch reads its allocator settings once):
+"""make torch-bench: the PyTorch workload zoo under several allocators, a process a sample.
 
-  torch               PyTorch's caching allocator, default settings
+The zoo (zoo.py: its workloads and their two halves, tune and confirm; workloads.py, size
+"bench") runs one fresh process per sample (PyTorch reads its allocator settings once).
+The default columns are torch, torch-expandable, vramlab and vramlab-expandable:
+
+  torch               PyTorch's caching allocator, default settings: the speed reference
   torch-expandable    PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True
   torch-async         PYTORCH_CUDA_ALLOC_CONF=backend:cudaMallocAsync
   vramlab             libvramlab_caching.so, VRAMLAB_ALLOC=caching (classic)
@@ -20,9 +23,9 @@ allocators, one fresh process per sample (PyTorch reads its allocator settings o
                       one by B (A B, B A, ...), so that B's step time is compared with
                       A's on the same step inside each process, without the
                       process-to-process spread (paired_ratio: the median over steps of
-                      B's time over A's). Its peaks mix both allocators: no waste
-                      figure; its results (two runs per step) are not compared.
-                      vramlab+vramlab-expandable gives the verdict's paired speed check.
+                      B's time over A's). Its peaks and device calls mix both
+                      allocators: no waste or maps figure; its results (two runs per
+                      step) are not compared. The verdict never uses it.
 
 Processes run one at a time, interleaved: every round runs each workload under every
 allocator, the allocators' order rotated by one each round. Per process: step times
@@ -32,17 +35,22 @@ counters (torch.cuda.memory_stats for PyTorch's, vl_torch_stat for the plugin, w
 figures for rmm-* are the RMM shim's), device memory in use (cudaMemGetInfo) before,
 at most (sampled after every step) and at the end, the time spent inside the plugin's
 vl_alloc / vl_free per step (plugin allocators: VRAMLAB_TIME=1, two clock reads per
-call, the same for all of them), and the results (losses, token
-sums), compared with PyTorch-default's. Deterministic algorithms, no cuDNN autotuning,
+call, the same for all of them), the allocator's device map and unmap calls per step
+(vl_torch_stat device_allocs / device_frees, memory_stats num_device_alloc /
+num_device_free; empty where not counted), and the results (losses, token sums),
+compared with PyTorch-default's. Deterministic algorithms, no cuDNN autotuning,
 no fused attention kernels (their backward passes use atomics): equal results are the
 expected outcome. Statistics and verdict: bench_stats.py.
 
-Out: results/torch-bench/RUN_ID/{samples.csv, summary.csv, verdict.csv, report.txt,
-conditions.txt, torch_bench.summary.csv (for `make plots`), logs/, plots/}. samples.csv
+Out: results/torch-bench/RUN_ID/{samples.csv, summary.csv, verdict.csv, report.txt, zoo.md,
+conditions.txt, torch_bench.summary.csv and torch_zoo.summary.csv (for `make plots`),
+logs/, plots/}. samples.csv
 grows by one row as each process ends (appended and flushed in one write), so a run
 cut short keeps every finished process; the summary comes at the end.
-  bench.py [--quick] [--rounds N] [--workloads a,b] [--allocators a,b] [--define NAME=SPEC]...
-           [--run-id ID] [--budget S]
+  bench.py [--quick] [--zoo tune|confirm|all] [--rounds N] [--workloads a,b] [--allocators a,b]
+           [--define NAME=SPEC]... [--run-id ID] [--budget S]
+                               --zoo: the half of the zoo to run (default all; --quick: a
+                               few workloads at size tiny); --workloads names them instead
   bench.py --run-id ID --resume [same options]
                                continues run ID: the (round, workload, allocator) processes
                                its samples.csv has with status ok are skipped, failed ones
@@ -78,6 +86,7 @@ ROOT = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, HERE)
 import bench_stats  # noqa: E402
 import gpu_check  # noqa: E402
+import zoo  # noqa: E402
 
 RMM_POOL_SPEC = "rmm:pool,initial=256MiB"  # RMM's default initial pool is half the free memory
 ALLOCATORS = {
@@ -90,8 +99,13 @@ ALLOCATORS = {
     "rmm-pool": ({"VRAMLAB_ALLOC": RMM_POOL_SPEC}, True),
     "rmm-async": ({"VRAMLAB_ALLOC": "rmm:async"}, True),
 }
-WARMUP = dict(transformer=5, resnet50=4, gpt2=2, moe=4)  # steps (requests) not timed
-DEFAULT_WORKLOADS = "transformer,resnet50,gpt2,moe"
+# the zoo's verdict needs torch (the speed reference) and vramlab-expandable (the judged
+# one); the two others place them
+ZOO_ALLOCATORS = "torch,torch-expandable,vramlab,vramlab-expandable"
+TINY_WARMUP = 1  # size "tiny": the first (cold) step is not timed
+# 4 against 4 processes is the fewest for which the rank-sum interval of the ratio reaches
+# 95% (97.1%); 3 against 3 cannot (the smallest two-sided p-value is 0.1)
+ROUNDS = 4
 
 
 def define(text):
@@ -143,6 +157,22 @@ def spec_of(allocator):
     return env.get("VRAMLAB_ALLOC") or env.get("PYTORCH_CUDA_ALLOC_CONF") or "default"
 
 
+def warmup_of(workload, size):
+    """Steps (requests) of the workload not timed: the zoo's figure, TINY_WARMUP at size tiny."""
+    if size == "tiny":
+        return TINY_WARMUP
+    return zoo.BY_NAME[workload].warmup if workload in zoo.BY_NAME else 3
+
+
+def select_workloads(args):
+    """The workloads to run: --workloads where given, else the --zoo half (--quick: a few)."""
+    if args.workloads:
+        return [w for w in args.workloads.split(",") if w]
+    if args.quick and not args.zoo:
+        return list(zoo.QUICK)
+    return list(zoo.HALVES[args.zoo or "all"])
+
+
 def schedule(workloads, allocators, rounds):
     """[(round, order, workload, allocator)]: each round every workload under every
     allocator, the allocators' order rotated by one per round."""
@@ -190,32 +220,48 @@ def worker(args):
         torch.cuda.memory.change_current_allocator(alloc)
     deterministic(torch)
     free, total = torch.cuda.mem_get_info()  # context only: nothing allocated yet
-    state = dict(used_base=total - free, used_max=total - free, times=[], alloc_ns=[], ns=0)
 
     def alloc_ns():
-        """ns spent in vl_alloc + vl_free so far; None without the counters."""
+        """ns spent in vl_alloc + vl_free so far; None where a counter is unknown (no
+        plugin, VRAMLAB_TIME unset, or an allocator not open yet: B before its first
+        allocation, which opens it)."""
         if plugin is None:
             return None
         names = (b"alloc_ns", b"free_ns") + ((b"b.alloc_ns", b"b.free_ns") if pair else ())
         got = [plugin.vl_torch_stat(0, n) for n in names]
-        if pair and got[2] < 0:  # B opens with its first allocation
-            got[2:] = [0, 0]
         return sum(got) if min(got) >= 0 else None
+
+    def device_calls():
+        """(maps, unmaps) so far: the allocator's calls that map or create device memory
+        and those that unmap or release it; None for a counter it does not keep."""
+        if pair:  # two allocators' calls in one process: not one allocator's figure
+            return None, None
+        if plugin is not None:
+            got = [plugin.vl_torch_stat(0, n) for n in (b"device_allocs", b"device_frees")]
+            return tuple(x if x >= 0 else None for x in got)
+        if "cudaMallocAsync" in os.environ.get("PYTORCH_CUDA_ALLOC_CONF", ""):
+            return None, None  # the driver's pool: memory_stats() has these keys, but at 0
+        ms = torch.cuda.memory_stats()
+        return ms.get("num_device_alloc"), ms.get("num_device_free")
+
+    state = dict(used_base=total - free, used_max=total - free, times=[], alloc_ns=[], ns=alloc_ns(),
+                 calls=[device_calls()])
 
     def on_step(_i):
         torch.cuda.synchronize()
         now = time.perf_counter()
         state["times"].append(now - state["t"])
         ns = alloc_ns()
-        state["alloc_ns"].append(None if ns is None else ns - state["ns"])
-        state["ns"] = ns or 0
+        state["alloc_ns"].append(bench_stats.counter_delta(state["ns"], ns))
+        state["ns"] = ns
+        state["calls"].append(device_calls())
         if pair:
             serve = PAIR_ORDER[len(state["times"]) % 4]
             plugin.vl_torch_serve(serve)
             if serve == 1 and "ballast" not in state:  # B's first step: outside the timed units
                 state["ballast"] = hold_ballast(plugin, torch)
                 torch.cuda.synchronize()
-                state["ns"] = alloc_ns() or 0
+                state["ns"] = alloc_ns()
         f, t = torch.cuda.mem_get_info()
         state["used_max"] = max(state["used_max"], t - f)
         state["t"] = time.perf_counter()
@@ -227,6 +273,10 @@ def worker(args):
     f, t = torch.cuda.mem_get_info()
     first = min(args.warmup, len(state["times"]) - 1)  # the first timed step
     timed_ms = [x * 1e3 for x in state["times"][first:]]
+    # state["calls"][i]: the counters before step i (0) or after step i - 1
+    calls = dict(maps_per_step=bench_stats.per_step([c[0] for c in state["calls"]], first),
+                 unmaps_per_step=bench_stats.per_step([c[1] for c in state["calls"]], first),
+                 maps_total=state["calls"][-1][0], unmaps_total=state["calls"][-1][1])
     alloc_ms = [x / 1e6 for x in state["alloc_ns"][first:] if x is not None]
     paired_out = {}
     if pair:  # each step ran twice (units 2i, 2i+1), once under A, once under B
@@ -271,10 +321,11 @@ def worker(args):
         source = "torch.cuda.memory_stats"
     out = dict(workload=args.workload, allocator=args.allocator, spec=spec, seed=args.seed, status="ok",
                steps=len(state["times"]), steps_timed=len(timed_ms),
+               steps_s=sum(state["times"]),  # against process_s: what the process spent outside its steps
                step_ms_median=bench_stats.rankstats.quantile_median(timed_ms),
                step_ms_mean=sum(timed_ms) / len(timed_ms),
                alloc_ms_median=bench_stats.rankstats.quantile_median(alloc_ms) if alloc_ms else None,
-               stats_from=source, **paired_out,
+               stats_from=source, **paired_out, **calls,
                device_used_base_bytes=state["used_base"], device_used_max_bytes=max(state["used_max"], t - f),
                device_used_end_bytes=t - f, **peaks,
                # a pair ran every step twice: its results are not the workload's
@@ -284,6 +335,7 @@ def worker(args):
                # (0 = A, 1 = B): the per-process figures above can be recomputed from the
                # logs with another estimator, without a GPU run
                step_ms_all=[x * 1e3 for x in state["times"]],
+               maps_all=[c[0] for c in state["calls"]], unmaps_all=[c[1] for c in state["calls"]],
                served_by=[PAIR_ORDER[u % 4] for u in range(len(state["times"]))] if pair else None)
     try:
         v = torch._C._cuda_getDriverVersion()
@@ -382,7 +434,7 @@ def run_one(args, outdir, rnd, order, workload, allocator, size):
     js = os.path.join(outdir, "logs", tag + ".json")
     cmd = [sys.executable, os.path.abspath(__file__), "--worker", "--workload", workload, "--allocator",
            allocator, "--size", size, "--seed", str(args.seed), "--json", js,
-           "--warmup", str(0 if size == "tiny" else WARMUP.get(workload, 3))]
+           "--warmup", str(warmup_of(workload, size))]
     for d in args.define:
         cmd += ["--define", d]
     if through_plugin:
@@ -537,6 +589,7 @@ def finish(outdir, rows, allocators, comments, plots=True):
     text = bench_stats.write_summary(outdir, rows, allocators, comments)
     shutil.copy(os.path.join(outdir, "summary.csv"), os.path.join(outdir, "torch_bench.summary.csv"))
     print(text)
+    print(f"table: {os.path.join(outdir, 'zoo.md')}")
     later = f"make plots RUN={os.path.relpath(outdir, ROOT)}"
     if not plots:
         print(f"stopped: no figure; render it with  {later}")
@@ -553,7 +606,7 @@ def summarize_only(outdir):
 
 
 def driver(args):
-    workloads = [w for w in args.workloads.split(",") if w]
+    workloads = select_workloads(args)
     allocators = [a for a in args.allocators.split(",") if a]
     for a in allocators:
         why = resolve(a)
@@ -561,7 +614,7 @@ def driver(args):
             print(f"bench: {why}", file=sys.stderr)
             return 2
     for w in workloads:
-        if w not in DEFAULT_WORKLOADS.split(","):
+        if w not in zoo.BY_NAME:
             print(f"bench: unknown workload {w!r}", file=sys.stderr)
             return 2
     skipped = {}
@@ -663,12 +716,16 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--out", default=os.path.join(ROOT, "results", "torch-bench"))
     ap.add_argument("--run-id", default=None)
-    ap.add_argument("--workloads", default=DEFAULT_WORKLOADS)
-    ap.add_argument("--allocators", default=",".join(ALLOCATORS))
+    ap.add_argument("--workloads", default="", help="a,b: these workloads (default: the --zoo half)")
+    ap.add_argument("--zoo", choices=sorted(zoo.HALVES), default=None,
+                    help="the zoo's half to run: tune, confirm or all (default all; --quick: a few)")
+    ap.add_argument("--allocators", default=ZOO_ALLOCATORS,
+                    help=f"a,b (default {ZOO_ALLOCATORS}); known: {', '.join(ALLOCATORS)}, A+B, --define'd")
     ap.add_argument("--define", action="append", default=[], metavar="NAME=SPEC",
                     help="one more plugin allocator: VRAMLAB_ALLOC=SPEC under the name NAME (repeatable)")
     ap.add_argument("--plugin", default=os.path.join(ROOT, "build", "lib", "libvramlab_caching.so"))
-    ap.add_argument("--rounds", type=int, default=None, help="processes per (workload, allocator); default 5, quick 2")
+    ap.add_argument("--rounds", type=int, default=None,
+                    help=f"processes per (workload, allocator); default {ROUNDS}, quick 2")
     ap.add_argument("--quick", action="store_true", help="tiny models, 2 rounds: checks the machinery")
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--job-timeout", type=float, default=300, help="seconds one process may run")
@@ -696,7 +753,7 @@ def main():
             ap.error(why)
     args.size = args.size or ("tiny" if args.quick else "bench")
     if args.rounds is None:
-        args.rounds = 2 if args.quick else 5
+        args.rounds = 2 if args.quick else ROUNDS
     if args.rounds < 1:
         ap.error("--rounds must be at least 1")
     if args.worker:

@@ -1,4 +1,4 @@
-"""The live PyTorch benchmark's statistics, verdict and CSV files (scripts/torch/bench.py),
+"""The live PyTorch benchmark's statistics, verdict and report files (scripts/torch/bench.py),
 in plain Python: no torch, numpy or GPU, so `make test` checks them on synthetic rows.
 
 One sample is one process: one workload run once under one allocator. Per
@@ -7,20 +7,33 @@ One sample is one process: one workload run once under one allocator. Per
                  distribution-free interval for that median (order statistics; with
                  fewer than 6 processes the widest, min..max, whose coverage is below
                  95%: step_ms_ci says the coverage reached);
-  ratio          step time against vramlab classic (VL_REFERENCE): the Hodges-Lehmann
-                 shift of log step times, exp'd, with its Moses 95% interval
-                 (scripts/compare.d/rankstats.py), and the Mann-Whitney p-value;
+  ratio          step time against PyTorch's default allocator (REFERENCE): the
+                 Hodges-Lehmann shift of log step times between the processes, exp'd, with
+                 its Moses 95% interval (the Mann-Whitney rank-sum interval,
+                 scripts/compare.d/rankstats.py), and the Mann-Whitney p-value. Empty for
+                 the reference itself, and the bounds empty where the processes are too
+                 few to bound a 95% interval (3 against 3 cannot: 4 against 4 is the
+                 least; ratio_ci is the nominal 0.95, the exact coverage is at least
+                 that: 97.1% at 4 against 4). speed says what the interval shows
+                 against SPEED_LIMIT: "ok" (its upper end <= 1.03), "slower" (its lower
+                 end > 1.03) or "inconclusive" (neither: the processes cannot resolve
+                 +-3%);
   alloc_ms       time inside the allocator's entry points per step (plugin allocators,
                  VRAMLAB_TIME=1: host clock around each vl_alloc / vl_free), the median
-                 over processes of each process's median over its timed steps: measured
-                 inside one process, it does not carry the process-to-process spread of
-                 step times, so it resolves allocator differences that step times cannot
-                 (it does not see costs the allocator causes on the device);
+                 over processes of each process's median over its timed steps;
+  maps_per_step, unmaps_per_step
+                 the allocator's device calls per timed step: for the plugin its
+                 device_allocs / device_frees (vl_torch_stat), for PyTorch's allocators
+                 memory_stats()'s num_device_alloc / num_device_free; the median over
+                 processes; empty where the allocator does not count them;
+  device_used_bytes
+                 device memory in use (cudaMemGetInfo) at most, minus before the first
+                 allocation: what the process took from the device, allocator included;
   pairs          A+B rows (both allocators in one process, each step run twice, once
-                 by each): ratio is the median over processes of each process's
-                 B-over-A step ratio (median over steps of the same step's two times), with
-                 the order-statistics interval of that median (ratio_basis says so, and
-                 its coverage); step_ms is A's, step_ms_b B's; no waste (mixed peaks);
+                 by each): ratio is B against A inside the processes (the Hodges-Lehmann
+                 pseudo-median of the per-process ratios, Wilcoxon signed-rank interval;
+                 ratio_basis says so); no waste (mixed peaks). The zoo's verdict never
+                 uses them;
   waste          peak reserved / peak allocated per process (peak requested where the
                  allocator keeps no allocated figure: waste_basis says which), median,
                  min and max over processes;
@@ -29,12 +42,15 @@ One sample is one process: one workload run once under one allocator. Per
                  relative difference; ref_rel_diff is how far PyTorch-default processes
                  differ among themselves (non-deterministic kernels), the yardstick.
 
-Acceptance, per workload, for vramlab expandable (VL_EXPANDABLE):
-  speed   the upper end of its ratio interval against classic <= 1.03;
-  waste   its median waste <= 1.02 and below PyTorch expandable's median waste;
-  equal   every process's results equal the reference's, or (when the reference
-          itself does not reproduce) differ no more than reference processes do.
-PASS needs all three; n/a where a figure is missing.
+The verdict, per workload, for vramlab expandable (VL_EXPANDABLE) against the Done-when:
+  speed   the upper end of its ratio's 95% interval against PyTorch's default <= 1.03;
+  waste   its median waste <= 1.02;
+  equal   (wrong results are never a pass) every process's results equal the
+          reference's, or differ no more than reference processes do among themselves.
+PASS needs speed and waste ok; FAIL where one fails (speed "slower": the interval lies
+above 1.03; waste above 1.02; results that differ); INCONCLUSIVE otherwise (an interval
+across 1.03, too few processes, a figure missing). The overall line is PASS only when
+every workload passes.
 """
 import csv
 import io
@@ -45,34 +61,43 @@ import sys
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(os.path.dirname(HERE), "compare.d"))
 import rankstats  # noqa: E402
+import zoo  # noqa: E402
 
-REFERENCE = "torch"                  # numerical reference: PyTorch's default allocator
-VL_REFERENCE = "vramlab"             # speed reference: vramlab classic
+REFERENCE = "torch"                  # speed and numerical reference: PyTorch's default allocator
+VL_CLASSIC = "vramlab"
 VL_EXPANDABLE = "vramlab-expandable"
 TORCH_EXPANDABLE = "torch-expandable"
-PAIR = f"{VL_REFERENCE}+{VL_EXPANDABLE}"  # the in-process speed check of expandable
+PAIR = f"{VL_CLASSIC}+{VL_EXPANDABLE}"  # the in-process comparison of the two (never the verdict)
 SPEED_LIMIT = 1.03
 WASTE_LIMIT = 1.02
+LEVEL = 0.95
 
 SAMPLE_FIELDS = (
     "run_id", "round", "order", "workload", "allocator", "spec", "seed", "status", "error",
-    "steps", "steps_timed", "step_ms_median", "step_ms_mean", "alloc_ms_median", "process_s",
+    "steps", "steps_timed", "step_ms_median", "step_ms_mean", "alloc_ms_median", "process_s", "steps_s",
+    "maps_per_step", "unmaps_per_step", "maps_total", "unmaps_total",
     "step_ms_median_b", "alloc_ms_median_b", "paired_ratio",
     "peak_allocated_bytes", "peak_reserved_bytes", "peak_requested_bytes", "stats_from",
     "device_used_base_bytes", "device_used_max_bytes", "device_used_end_bytes",
     "results", "exact_equal", "max_rel_diff",
 )
 SUMMARY_FIELDS = (
-    "workload", "allocator", "spec", "n", "failed",
+    "half", "workload", "allocator", "spec", "n", "failed",
     "step_ms", "step_ms_lo", "step_ms_hi", "step_ms_ci",
-    "ratio", "ratio_lo", "ratio_hi", "ratio_p", "ratio_ci", "ratio_basis", "step_ms_b", "alloc_ms_b",
-    "alloc_ms", "alloc_ms_lo", "alloc_ms_hi",
+    "ratio", "ratio_lo", "ratio_hi", "ratio_p", "ratio_ci", "ratio_basis", "speed", "step_ms_b", "alloc_ms_b",
+    "alloc_ms", "alloc_ms_lo", "alloc_ms_hi", "maps_per_step", "unmaps_per_step",
     "peak_reserved_bytes", "peak_allocated_bytes", "peak_requested_bytes",
     "waste", "waste_min", "waste_max", "waste_basis",
-    "device_used_max_bytes", "equal", "max_rel_diff", "ref_rel_diff",
+    "device_used_max_bytes", "device_used_bytes", "equal", "max_rel_diff", "ref_rel_diff",
 )
-VERDICT_FIELDS = ("workload", "ratio_hi", "paired_hi", "speed", "alloc_ms_more", "waste", "torch_expandable_waste", "waste_ok",
+VERDICT_FIELDS = ("half", "workload", "n", "ratio", "ratio_lo", "ratio_hi", "speed", "waste", "waste_min", "waste_max",
+                  "waste_ok", "torch_expandable_waste", "maps_per_step", "unmaps_per_step", "alloc_ms", "alloc_share",
                   "equal", "verdict")
+# plots/torch_zoo.gp's input (torch_zoo.summary.csv): no free-text column, so that no
+# field holds a comma and the script's awk can split the rows
+PLOT_FIELDS = ("half", "workload", "allocator", "n", "step_ms", "ratio", "ratio_lo", "ratio_hi", "speed", "waste",
+               "waste_min", "waste_max", "maps_per_step", "unmaps_per_step", "alloc_ms", "device_used_bytes")
+PASS, FAIL, INCONCLUSIVE = "PASS", "FAIL", "INCONCLUSIVE"
 
 
 # --- small helpers ------------------------------------------------------------------------------
@@ -92,6 +117,25 @@ def counter(v):
     """A byte counter: None when empty or negative (the allocator does not keep it)."""
     x = num(v)
     return None if x is None or x < 0 else x
+
+
+def counter_delta(before, after):
+    """after - before of a cumulative counter; None where either reading is unknown (never
+    0 for an unknown)."""
+    if before is None or after is None:
+        return None
+    return after - before
+
+
+def per_step(readings, first):
+    """A cumulative counter's increase per step over the timed steps: readings[0] is taken
+    before step 0, readings[i + 1] after step i; the timed steps are first... None where
+    a reading it needs is unknown or no step is timed."""
+    n = len(readings) - 1 - first
+    if n <= 0 or first < 0:
+        return None
+    d = counter_delta(readings[first], readings[-1])
+    return None if d is None else d / n
 
 
 def fmt(x, digits=4):
@@ -193,6 +237,39 @@ def mark_equality(rows):
 
 # --- summary ---------------------------------------------------------------------------------
 
+def ratio_between(ref_ms, ms, level=LEVEL):
+    """(estimate, lo, hi, p) of the step time ms against ref_ms, one value per process on
+    each side: the Hodges-Lehmann shift of the logs, exp'd, with the Moses interval of
+    coverage >= level (the Mann-Whitney rank-sum interval), and the rank-sum test's
+    two-sided p-value. lo and hi are None where the processes are too few for such an
+    interval; everything is None without a value on either side."""
+    a = [math.log(x) for x in ref_ms if x and x > 0]
+    b = [math.log(x) for x in ms if x and x > 0]
+    if not a or not b:
+        return None, None, None, None
+    est, lo, hi = rankstats.hodges_lehmann(a, b, 1 - level)
+    bounded = math.isfinite(lo) and math.isfinite(hi)
+    return (math.exp(est), math.exp(lo) if bounded else None, math.exp(hi) if bounded else None,
+            rankstats.mann_whitney(a, b))
+
+
+def speed_call(lo, hi, limit=SPEED_LIMIT):
+    """What a ratio's interval shows against limit: "ok" (hi <= limit), "slower"
+    (lo > limit) or "inconclusive" (no interval, or one across the limit)."""
+    if hi is not None and hi <= limit:
+        return "ok"
+    if lo is not None and lo > limit:
+        return "slower"
+    return "inconclusive"
+
+
+def median_if_all(values, n):
+    """The median of values where every one of the n processes has one, else None: a
+    figure some processes lack is not summarized from the others."""
+    got = [x for x in values if x is not None]
+    return rankstats.quantile_median(got) if got and len(got) == n else None
+
+
 def summarize(rows, allocators=None):
     """Summary rows, one per (workload, allocator), in first-seen order (or that of
     allocators). rows: sample dicts with exact_equal filled (mark_equality)."""
@@ -204,8 +281,7 @@ def summarize(rows, allocators=None):
     out = []
     for w in workloads:
         ok_of = {a: [r for r in groups.get((w, a), []) if r.get("status") == "ok"] for a in order}
-        ref_steps = [math.log(x) for x in (num(r.get("step_ms_median")) for r in ok_of.get(VL_REFERENCE, []))
-                     if x and x > 0]
+        ref_ms = [num(r.get("step_ms_median")) for r in ok_of.get(REFERENCE, [])]
         ref_rels = [num(r.get("max_rel_diff")) for r in ok_of.get(REFERENCE, [])]
         ref_rel = max((x for x in ref_rels if x is not None), default=None)
         for a in order:
@@ -215,38 +291,44 @@ def summarize(rows, allocators=None):
             ok = ok_of[a]
             steps = [x for x in (num(r.get("step_ms_median")) for r in ok) if x and x > 0]
             med, lo, hi, cov = median_ci(steps)
-            s = dict(workload=w, allocator=a, spec=all_rows[0].get("spec", ""), n=len(ok),
+            s = dict(half=zoo.half_of(w), workload=w, allocator=a, spec=all_rows[0].get("spec", ""), n=len(ok),
                      failed=len(all_rows) - len(ok), step_ms=med, step_ms_lo=lo, step_ms_hi=hi,
                      step_ms_ci=cov)
             s.update(ratio=None, ratio_lo=None, ratio_hi=None, ratio_p=None, ratio_ci=None, ratio_basis="",
-                     step_ms_b=None,
-                     alloc_ms_b=None)
+                     speed="", step_ms_b=None, alloc_ms_b=None)
             pr = [x for x in (num(r.get("paired_ratio")) for r in ok) if x and x > 0]
             if pr:  # a pair: B against A inside each process
                 rmed, rlo, rhi, rcov = paired_ci(pr)
                 sb = [x for x in (num(r.get("step_ms_median_b")) for r in ok) if x and x > 0]
                 ab = [x for x in (num(r.get("alloc_ms_median_b")) for r in ok) if x is not None and x >= 0]
                 s.update(ratio=rmed, ratio_lo=rlo, ratio_hi=rhi, ratio_ci=rcov,
-                         ratio_basis=f"in-process pairs, signed-rank over {len(pr)} processes",
+                         ratio_basis=f"B against A in-process, signed-rank over {len(pr)} processes",
                          step_ms_b=rankstats.quantile_median(sb) if sb else None,
                          alloc_ms_b=rankstats.quantile_median(ab) if ab else None)
-            elif steps and ref_steps:
-                logs = [math.log(x) for x in steps]
-                est, rlo, rhi = rankstats.hodges_lehmann(ref_steps, logs)
-                s.update(ratio=math.exp(est), ratio_lo=math.exp(rlo) if math.isfinite(rlo) else None,
-                         ratio_hi=math.exp(rhi) if math.isfinite(rhi) else None,
-                         ratio_p=rankstats.mann_whitney(ref_steps, logs) if a != VL_REFERENCE else None,
-                         ratio_ci=0.95, ratio_basis=f"between processes, against {VL_REFERENCE}, Hodges-Lehmann")
+            elif a == REFERENCE:
+                s["ratio_basis"] = "the reference"
+            elif steps:
+                est, rlo, rhi, p = ratio_between(ref_ms, steps)
+                if est is not None:
+                    s.update(ratio=est, ratio_lo=rlo, ratio_hi=rhi, ratio_p=p,
+                             ratio_ci=LEVEL if rhi is not None else None,
+                             ratio_basis=f"between processes, against {REFERENCE}, Hodges-Lehmann"
+                             + ("" if rhi is not None else ": too few processes for a 95% interval"),
+                             speed=speed_call(rlo, rhi))
             am = [x for x in (num(r.get("alloc_ms_median")) for r in ok) if x is not None and x >= 0]
             amed, alo, ahi, _ = median_ci(am)
             s.update(alloc_ms=amed, alloc_ms_lo=alo, alloc_ms_hi=ahi)
+            for key in ("maps_per_step", "unmaps_per_step"):
+                s[key] = median_if_all([num(r.get(key)) for r in ok], len(ok))
             for key in ("peak_reserved_bytes", "peak_allocated_bytes", "peak_requested_bytes",
                         "device_used_max_bytes"):
-                vals = [x for x in (counter(r.get(key)) for r in ok) if x is not None]
-                s[key] = rankstats.quantile_median(vals) if len(vals) == len(ok) and vals else None
+                s[key] = median_if_all([counter(r.get(key)) for r in ok], len(ok))
+            s["device_used_bytes"] = median_if_all(
+                [counter_delta(counter(r.get("device_used_base_bytes")), counter(r.get("device_used_max_bytes")))
+                 for r in ok], len(ok))
             wastes = [waste_of(r) for r in ok]
             wv = [x for x, _ in wastes if x is not None]
-            s.update(waste=rankstats.quantile_median(wv) if wv and len(wv) == len(ok) else None,
+            s.update(waste=median_if_all([x for x, _ in wastes], len(ok)),
                      waste_min=min(wv) if wv else None, waste_max=max(wv) if wv else None,
                      waste_basis="/".join(sorted({b for _, b in wastes if b})))
             eq = [r.get("exact_equal") for r in ok if r.get("exact_equal") in ("yes", "no")]
@@ -255,64 +337,72 @@ def summarize(rows, allocators=None):
                      max_rel_diff=max((x if x is not None else math.inf) for x in rels) if rels else None,
                      ref_rel_diff=ref_rel)
             out.append(s)
-    # A run without a classic column (speed from the pairs only): X's ratio to classic is
-    # that of the pair vramlab+X, so that the figure can place X.
-    by = {(s["workload"], s["allocator"]): s for s in out}
-    for s in out:
-        pair = by.get((s["workload"], f"{VL_REFERENCE}+{s['allocator']}"))
-        if s["ratio"] is None and pair and pair["ratio"] is not None:
-            s.update({k: pair[k] for k in ("ratio", "ratio_lo", "ratio_hi", "ratio_ci")},
-                     ratio_basis=f"from the pair {pair['allocator']}: " + pair["ratio_basis"])
     return out
 
 
+def equal_call(s):
+    """"ok", "ok~" (differs, no more than the reference from itself), "FAIL", or "n/a"."""
+    if not s["equal"]:
+        return "n/a"
+    yes, n = (int(x) for x in s["equal"].split("/"))
+    if yes == n:
+        return "ok"
+    if s["ref_rel_diff"] is not None and s["max_rel_diff"] is not None \
+            and s["max_rel_diff"] <= s["ref_rel_diff"] and s["ref_rel_diff"] > 0:
+        return "ok~"
+    return "FAIL"
+
+
 def verdict(summary):
-    """One row per workload: the acceptance check of vramlab expandable."""
+    """One row per workload: vramlab expandable against the Done-when (module docstring).
+    Pairs never enter it."""
     by = {(s["workload"], s["allocator"]): s for s in summary}
     rows = []
     for w in dict.fromkeys(s["workload"] for s in summary):
-        e, t = by.get((w, VL_EXPANDABLE)), by.get((w, TORCH_EXPANDABLE))
-        c, pair = by.get((w, VL_REFERENCE)), by.get((w, PAIR))
-        v = dict(workload=w, ratio_hi=None, paired_hi=None, speed="n/a", alloc_ms_more=None, waste=None,
-                 torch_expandable_waste=None, waste_ok="n/a", equal="n/a", verdict="n/a")
+        e, t, ref = by.get((w, VL_EXPANDABLE)), by.get((w, TORCH_EXPANDABLE)), by.get((w, REFERENCE))
+        v = dict(half=zoo.half_of(w), workload=w, n=0, ratio=None, ratio_lo=None, ratio_hi=None,
+                 speed="inconclusive", waste=None, waste_min=None, waste_max=None, waste_ok="n/a",
+                 torch_expandable_waste=t["waste"] if t else None, maps_per_step=None, unmaps_per_step=None,
+                 alloc_ms=None, alloc_share=None, equal="n/a", verdict=INCONCLUSIVE)
         if e is None or e["n"] == 0:
             rows.append(v)
             continue
-        v["ratio_hi"] = e["ratio_hi"]
-        # the paired interval counts where it reaches 95% (6 processes or more)
-        if pair and pair["ratio_hi"] is not None and (pair["ratio_ci"] or 0) >= 0.95:
-            v["paired_hi"] = pair["ratio_hi"]
-        if c and e.get("alloc_ms") is not None and c.get("alloc_ms") is not None and c.get("step_ms"):
-            # the allocator time expandable adds per step, as a share of classic's step
-            v["alloc_ms_more"] = (e["alloc_ms"] - c["alloc_ms"]) / c["step_ms"]
-        # The narrower of the two intervals judges (the more precise measurement of the
-        # same ratio), never the more favourable one.
-        hi = e["ratio_hi"]
-        if v["paired_hi"] is not None and (hi is None or e["ratio_lo"] is None or
-                                           v["paired_hi"] / pair["ratio_lo"] < hi / e["ratio_lo"]):
-            hi = v["paired_hi"]
-        if hi is not None:
-            v["speed"] = "ok" if hi <= SPEED_LIMIT else "FAIL"
-        v["waste"] = e["waste"]
-        v["torch_expandable_waste"] = t["waste"] if t else None
-        if e["waste"] is not None and v["torch_expandable_waste"] is not None:
-            v["waste_ok"] = "ok" if e["waste"] <= WASTE_LIMIT and e["waste"] < t["waste"] else "FAIL"
-        if e["equal"]:
-            yes, n = (int(x) for x in e["equal"].split("/"))
-            if yes == n:
-                v["equal"] = "ok"
-            elif e["ref_rel_diff"] is not None and e["max_rel_diff"] is not None \
-                    and e["max_rel_diff"] <= e["ref_rel_diff"] and e["ref_rel_diff"] > 0:
-                v["equal"] = "ok~"  # differs, but no more than the reference from itself
-            else:
-                v["equal"] = "FAIL"
-        checks = (v["speed"], v["waste_ok"], v["equal"])
-        if "FAIL" in checks:
-            v["verdict"] = "FAIL"
-        elif "n/a" not in checks:
-            v["verdict"] = "PASS"
+        v.update({k: e[k] for k in ("n", "ratio", "ratio_lo", "ratio_hi", "waste", "waste_min", "waste_max",
+                                    "maps_per_step", "unmaps_per_step", "alloc_ms")})
+        v["speed"] = speed_call(e["ratio_lo"], e["ratio_hi"])
+        if e["alloc_ms"] is not None and ref and ref["step_ms"]:
+            v["alloc_share"] = e["alloc_ms"] / ref["step_ms"]  # of PyTorch's step time; not judged
+        if e["waste"] is not None:
+            v["waste_ok"] = "ok" if e["waste"] <= WASTE_LIMIT else "FAIL"
+        v["equal"] = equal_call(e)
+        if v["speed"] == "slower" or v["waste_ok"] == "FAIL" or v["equal"] == "FAIL":
+            v["verdict"] = FAIL
+        elif v["speed"] == "ok" and v["waste_ok"] == "ok":
+            v["verdict"] = PASS
         rows.append(v)
     return rows
+
+
+def overall(verdicts):
+    """The overall line: PASS only when every workload passes; per half where the run has
+    workloads of both."""
+    def line(vs):
+        got = {k: [v["workload"] for v in vs if v["verdict"] == k] for k in (PASS, FAIL, INCONCLUSIVE)}
+        word = FAIL if got[FAIL] else INCONCLUSIVE if got[INCONCLUSIVE] else PASS
+        parts = [f"{len(got[PASS])} of {len(vs)} pass"]
+        parts += [f"{k.lower()}: {', '.join(got[k])}" for k in (FAIL, INCONCLUSIVE) if got[k]]
+        return word, "; ".join(parts)
+
+    if not verdicts:
+        return f"overall: {INCONCLUSIVE}: no workload"
+    word, text = line(verdicts)
+    out = [f"overall: {word}: {text}"]
+    halves = list(dict.fromkeys(v["half"] for v in verdicts if v["half"]))
+    if len(halves) > 1:
+        for h in halves:
+            hw, ht = line([v for v in verdicts if v["half"] == h])
+            out.append(f"  {h} half: {hw}: {ht}")
+    return "\n".join(out)
 
 
 # --- files and tables ------------------------------------------------------------------------------
@@ -355,39 +445,99 @@ def read_csv(path):
         return list(csv.DictReader(line for line in f if not line.startswith("#")))
 
 
-def table(summary, verdicts):
-    """The printed report: the summary per workload, then the verdict."""
-    def x(v, d=4):
-        return "-" if v is None else fmt(v, d)
+def _x(v, d=4):
+    return "-" if v is None else fmt(v, d)
 
-    lines = [f"{'workload':12} {'allocator':20} {'n':>2} {'step ms':>9} {'[interval]':>19} "
-             f"{'x classic':>9} {'[95% HL]':>17} {'alloc ms':>8} {'waste':>7} {'res GiB':>8} {'equal':>6}"]
+
+def _interval(lo, hi):
+    return "" if lo is None or hi is None else f"[{fmt(lo)}, {fmt(hi)}]"
+
+
+def _mib(v):
+    return None if v is None else v / 2**20
+
+
+def _ratio_cell(s, text):
+    """A pair's ratio is B against A inside its processes, not against torch: it says so."""
+    return f"B/A {text}" if "+" in s["allocator"] and text not in ("", "-") else text
+
+
+def table(summary, verdicts):
+    """The printed report: the summary per workload, then the verdict and the overall line."""
+    x = _x
+    lines = [f"{'half':7} {'workload':11} {'allocator':19} {'n':>2} {'step ms':>8} {'x torch':>7} {'[95% HL]':>17} "
+             f"{'speed':>12} {'waste':>7} {'dev MiB':>8} {'maps/st':>8} {'unmaps/st':>9} {'alloc us':>8} {'equal':>6}"]
     for s in summary:
-        res = s["peak_reserved_bytes"]
+        am = s.get("alloc_ms")
         lines.append(
-            f"{s['workload']:12} {s['allocator']:20} {s['n']:>2} {x(s['step_ms']):>9} "
-            f"{'[' + x(s['step_ms_lo']) + ', ' + x(s['step_ms_hi']) + ']':>19} {x(s['ratio']):>9} "
-            f"{'[' + x(s['ratio_lo']) + ', ' + x(s['ratio_hi']) + ']':>17} {x(s.get('alloc_ms'), 3):>8} "
+            f"{s['half'] or '-':7} {s['workload']:11} {s['allocator']:19} {s['n']:>2} {x(s['step_ms']):>8} "
+            f"{_ratio_cell(s, x(s['ratio'])):>7} {_interval(s['ratio_lo'], s['ratio_hi']) or '-':>17} "
+            f"{s['speed'] or '-':>12} "
             f"{x(s['waste'], 5):>7} "  # 1.0215, not 1.02: the limit is 1.02
-            f"{x(res / 2**30 if res is not None else None, 3):>8} {s['equal'] or '-':>6}"
+            f"{x(_mib(s['device_used_bytes']), 5):>8} {x(s['maps_per_step'], 3):>8} {x(s['unmaps_per_step'], 3):>9} "
+            f"{x(am * 1e3 if am is not None else None, 4):>8} {s['equal'] or '-':>6}"
             + (f"  ({s['failed']} failed)" if s["failed"] else ""))
     lines.append("")
-    lines.append(f"acceptance of {VL_EXPANDABLE}: ratio to classic <= {SPEED_LIMIT} (upper end of the 95% "
-                 f"interval between processes, or of {PAIR}'s paired interval), waste <= {WASTE_LIMIT} and "
-                 f"below {TORCH_EXPANDABLE}'s, results equal; "
-                 "alloc+: the allocator time it adds per step, over classic's step time (not judged)")
-    lines.append(f"{'workload':12} {'ratio hi':>9} {'paired hi':>9} {'speed':>6} {'alloc+':>7} {'waste':>7} "
-                 f"{'torch-exp':>9} {'waste':>6} {'equal':>6} {'verdict':>7}")
+    lines.append(f"verdict of {VL_EXPANDABLE}: step time within {SPEED_LIMIT - 1:.0%} of {REFERENCE} (upper end of "
+                 f"the {LEVEL:.0%} interval of the ratio between processes <= {SPEED_LIMIT}) and waste (peak reserved "
+                 f"/ peak allocated, median) <= {WASTE_LIMIT}; results equal. alloc%: time in the allocator per "
+                 f"step over {REFERENCE}'s step time (not judged)")
+    lines.append(f"{'half':7} {'workload':11} {'ratio':>7} {'[95% HL]':>17} {'speed':>12} {'waste':>7} {'waste':>5} "
+                 f"{'torch-exp':>9} {'maps/st':>8} {'alloc%':>7} {'equal':>6} {'verdict':>12}")
     for v in verdicts:
-        more = v.get("alloc_ms_more")
-        lines.append(f"{v['workload']:12} {x(v['ratio_hi']):>9} {x(v.get('paired_hi')):>9} {v['speed']:>6} "
-                     f"{(f'{more:+.2%}' if more is not None else '-'):>7} {x(v['waste'], 5):>7} "
-                     f"{x(v['torch_expandable_waste'], 5):>9} {v['waste_ok']:>6} {v['equal']:>6} {v['verdict']:>7}")
+        share = v.get("alloc_share")
+        lines.append(f"{v['half'] or '-':7} {v['workload']:11} {x(v['ratio']):>7} "
+                     f"{_interval(v['ratio_lo'], v['ratio_hi']) or '-':>17} {v['speed']:>12} {x(v['waste'], 5):>7} "
+                     f"{v['waste_ok']:>5} {x(v['torch_expandable_waste'], 5):>9} {x(v['maps_per_step'], 3):>8} "
+                     f"{(f'{share:.2%}' if share is not None else '-'):>7} {v['equal']:>6} {v['verdict']:>12}")
+    lines.append(overall(verdicts))
     return "\n".join(lines)
 
 
+def markdown(summary, verdicts, comments=()):
+    """zoo.md: the conditions, the table per workload and allocator, the verdict, the
+    overall line. An unknown figure is an empty cell."""
+    def cell(v, d=4):
+        return "" if v is None else fmt(v, d)
+
+    keep = ("run_id", "date", "device", "nvidia-smi", "torch", "git", "rounds", "size")
+    out = ["# torch-bench: the workload zoo", ""]
+    out += [f"- {c}" for c in comments if c.split(":")[0] in keep]
+    out += ["", f"Step time against `{REFERENCE}` (PyTorch's default allocator): the Hodges-Lehmann ratio between "
+            f"processes with its {LEVEL:.0%} interval; speed `ok` where the interval's upper end is <= {SPEED_LIMIT}, "
+            f"`slower` where its lower end is above, else `inconclusive`. waste: peak reserved / peak allocated. "
+            "device MiB: device memory in use at most, minus before the first allocation. maps, unmaps: the "
+            "allocator's device calls per timed step. alloc us: time inside the plugin's entry points per step. "
+            "An A+B row (both in one process) gives B against A on the same steps (B/A), not against torch. "
+            "An empty cell: not measured or not kept by that allocator.", "",
+            "| half | workload | allocator | n | step ms | x torch | 95% interval | speed | waste | device MiB "
+            "| maps/step | unmaps/step | alloc us/step | equal |",
+            "|---|---|---|--:|--:|--:|---|---|--:|--:|--:|--:|--:|---|"]
+    for s in summary:
+        am = s.get("alloc_ms")
+        out.append(f"| {s['half']} | {s['workload']} | {s['allocator']} | {s['n']} | {cell(s['step_ms'])} "
+                   f"| {_ratio_cell(s, cell(s['ratio']))} | {_interval(s['ratio_lo'], s['ratio_hi'])} | {s['speed']} "
+                   f"| {cell(s['waste'], 5)} | {cell(_mib(s['device_used_bytes']), 5)} | {cell(s['maps_per_step'], 3)} "
+                   f"| {cell(s['unmaps_per_step'], 3)} | {cell(am * 1e3 if am is not None else None)} "
+                   f"| {s['equal']} |")
+    out += ["", f"## Verdict: `{VL_EXPANDABLE}`", "",
+            f"Step time within {SPEED_LIMIT - 1:.0%} of `{REFERENCE}` ({LEVEL:.0%} upper end <= {SPEED_LIMIT}) and "
+            f"waste <= {WASTE_LIMIT}; results equal. The in-process pairs (A+B columns) never enter it.", "",
+            "| half | workload | n | ratio | 95% interval | speed | waste | waste ok | torch-expandable waste "
+            "| maps/step | equal | verdict |",
+            "|---|---|--:|--:|---|---|--:|---|--:|--:|---|---|"]
+    for v in verdicts:
+        out.append(f"| {v['half']} | {v['workload']} | {v['n']} | {cell(v['ratio'])} "
+                   f"| {_interval(v['ratio_lo'], v['ratio_hi'])} | {v['speed']} | {cell(v['waste'], 5)} "
+                   f"| {v['waste_ok']} | {cell(v['torch_expandable_waste'], 5)} | {cell(v['maps_per_step'], 3)} "
+                   f"| {v['equal']} | **{v['verdict']}** |")
+    out += ["", "```", overall(verdicts), "```", ""]
+    return "\n".join(out)
+
+
 def write_summary(outdir, rows, allocators=None, comments=()):
-    """samples.csv (equality filled in), summary.csv, verdict.csv; returns the printed table."""
+    """samples.csv (equality filled in), summary.csv, verdict.csv, report.txt, zoo.md and
+    the zoo figure's input; returns the printed table."""
     mark_equality(rows)
     samples = os.path.join(outdir, "samples.csv")
     write_csv(samples, SAMPLE_FIELDS, rows, comments, digits=9)
@@ -396,7 +546,10 @@ def write_summary(outdir, rows, allocators=None, comments=()):
     verdicts = verdict(summary)
     write_csv(os.path.join(outdir, "summary.csv"), SUMMARY_FIELDS, summary, comments)
     write_csv(os.path.join(outdir, "verdict.csv"), VERDICT_FIELDS, verdicts, comments)
+    write_csv(os.path.join(outdir, "torch_zoo.summary.csv"), PLOT_FIELDS, summary, comments)
     text = table(summary, verdicts)
     with open(os.path.join(outdir, "report.txt"), "w") as f:
         f.write(text + "\n")
+    with open(os.path.join(outdir, "zoo.md"), "w") as f:
+        f.write(markdown(summary, verdicts, comments))
     return text
