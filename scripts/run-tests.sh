@@ -10,6 +10,10 @@
 # that reports no counts counts as one, and says so. A suite skips by exiting 77 (make
 # then reports "Error 77") or by ending with a line "SKIP ...". A program that dies
 # before its summary (crash, timeout: TEST_TIMEOUT seconds, default 600) is a failure.
+# On a machine with a GPU, the items that use the whole GPU (GPU_EXCLUSIVE: they measure
+# device-wide free memory, fill the device, or run programs on it) run one at a time and
+# never beside any other item (an exclusive lock; the others share it): run beside each
+# other they saw each other's memory (a leak check fired, cuBLAS found no memory).
 # Usage: scripts/run-tests.sh [--targets-only] BUILD_DIR [extra-target ...]
 #   --targets-only  the named suites alone, no test binaries (make test-heavy)
 set -u
@@ -21,6 +25,12 @@ jobs=${JOBS:-$(nproc)}
 timeout_s=${TEST_TIMEOUT:-600}
 logs=$(mktemp -d)
 trap 'rm -rf "$logs"' EXIT
+GPU_EXCLUSIVE=" test_backends_gpu test_device_cuda test_scenario_b_stall_probe test_threads_caching test_torch_plugin test_oom_report test-gpu-torch test-peer-tables test-compare test_untrusted_input test-failmodes "
+gpu_lock=
+if command -v nvidia-smi >/dev/null && nvidia-smi -L 2>/dev/null | grep -q '^GPU'; then
+    gpu_lock=$logs/gpu.lock
+    : >"$gpu_lock"
+fi
 
 items=()
 for t in "$build"/tests/test_*; do
@@ -30,17 +40,20 @@ for target in "$@"; do items+=("make $target"); done
 
 # run_one KIND WHAT: runs one item, its output into $logs/NAME.log, its status into NAME.rc.
 run_one() {
-    local kind=$1 what=$2 name
+    local kind=$1 what=$2 name lock=()
     name=$(basename "$what")
+    if [ -n "$gpu_lock" ]; then
+        case "$GPU_EXCLUSIVE" in *" $name "*) lock=(flock -x "$gpu_lock") ;; *) lock=(flock -s "$gpu_lock") ;; esac
+    fi
     if [ "$kind" = bin ]; then
-        timeout "$timeout_s" "$what" >"$logs/$name.log" 2>&1
+        "${lock[@]}" timeout "$timeout_s" "$what" >"$logs/$name.log" 2>&1
     else
-        timeout "$timeout_s" make --no-print-directory "$what" >"$logs/$name.log" 2>&1
+        "${lock[@]}" timeout "$timeout_s" make --no-print-directory "$what" >"$logs/$name.log" 2>&1
     fi
     echo $? >"$logs/$name.rc"
 }
 export -f run_one
-export logs timeout_s
+export logs timeout_s gpu_lock GPU_EXCLUSIVE
 printf '%s\n' "${items[@]}" | xargs -P "$jobs" -L 1 bash -c 'run_one "$0" "$1"'
 
 cmocka_count() { # LOG WORD: the N of cmocka's "[  WORD  ] N test(s)"
