@@ -93,3 +93,8 @@ void vl_alloc_help(FILE *out)
         if (b->print_status) b->print_status(out);
     }
 }
+
+const char *vl_alloc_capture_refusal(const vl_allocator *a, const vl_spec *spec)
+{
+    return a->backend->capture_refusal ? a->backend->capture_refusal(spec) : NULL;
+}

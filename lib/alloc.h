@@ -124,6 +124,9 @@ typedef struct vl_alloc_backend {
      * its own rounding and clamping (a chunk=1 typed is the granule used), for the CSV's
      * "# alloc_effective" line: the "# alloc" line is the SPEC as typed. */
     void (*effective)(vl_allocator *a, char *buf, size_t len);
+    /* May be NULL (it can): why an allocator of this SPEC cannot allocate and free
+     * inside a stream capture, where trying fails or ends the process. */
+    const char *(*capture_refusal)(const vl_spec *spec);
     void (*close)(vl_allocator *a);           /* frees everything it holds */
 } vl_alloc_backend;
 
@@ -152,6 +155,8 @@ vl_allocator *vl_alloc_open_spec(const vl_spec *spec, vl_device *dev, int *statu
 /* vl_alloc_spec_parse, then vl_alloc_open_spec (VL_EXIT_USAGE for a bad SPEC). */
 vl_allocator *vl_alloc_open(const char *spec, vl_device *dev, int *status, char *err, size_t errlen);
 void vl_alloc_close(vl_allocator *a);
+/* NULL when a's backend can allocate and free inside a stream capture; else why not. */
+const char *vl_alloc_capture_refusal(const vl_allocator *a, const vl_spec *spec);
 void vl_alloc_help(FILE *out);
 
 /* The statistics adaptor wraps every backend here, as RMM's statistics_resource_adaptor

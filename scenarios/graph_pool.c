@@ -172,9 +172,9 @@ static void capture_section(gx *x, size_t bytes)
 {
     vl_allocator *al = x->p->alloc;
     vl_stream s = (vl_stream)x->s;
-    if (strcmp(x->p->cli.alloc.name, "raw") == 0) {
-        vl_csv_row(x->p->csv, "capture,free_in_capture,bad,not_applicable,1,%zu,,,,,,,,,cudaMalloc/cudaFree are not "
-                              "capturable", bytes);
+    const char *refusal = vl_alloc_capture_refusal(al, &x->p->cli.alloc);
+    if (refusal) {
+        vl_csv_row(x->p->csv, "capture,free_in_capture,bad,not_applicable,1,%zu,,,,,,,,,%s", bytes, refusal);
         return;
     }
     size_t n = bytes / 4;

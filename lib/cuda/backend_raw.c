@@ -58,6 +58,12 @@ static void raw_stats(vl_allocator *a, vl_alloc_stats *out)
 
 static void raw_close(vl_allocator *a) { (void)a; }
 
+static const char *raw_capture_refusal(const vl_spec *spec)
+{
+    (void)spec;
+    return "cudaMalloc/cudaFree are not capturable";
+}
+
 const vl_alloc_backend vl_backend_raw = {
     .name = "raw",
     .summary = "cudaMalloc / cudaFree for every request, no caching",
@@ -69,4 +75,5 @@ const vl_alloc_backend vl_backend_raw = {
     .record_use = raw_record_use,
     .get_stats = raw_stats,
     .close = raw_close,
+    .capture_refusal = raw_capture_refusal,
 };

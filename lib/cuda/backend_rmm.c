@@ -66,6 +66,17 @@ static int rmm_open(vl_allocator *a, const vl_spec *spec, char *err, size_t errl
     return vl_peer_open(a, &rmm_peer, &cfg, err, errlen);
 }
 
+/* pool and binning record and wait on events of their own in allocate, calls a capture
+ * refuses, and RMM asserts on the refusal (the process ends: H100, graph_pool). */
+static const char *rmm_capture_refusal(const vl_spec *spec)
+{
+    int resource = vl_spec_choice(spec, "resource");
+    return resource == RMM_POOL || resource == RMM_BINNING
+               ? "RMM's pool resource ends the process when it allocates inside a stream capture (an assertion on its "
+                 "stream events)"
+               : NULL;
+}
+
 static void rmm_print_status(FILE *out) { vl_peer_print_status(&rmm_peer, out); }
 
 const vl_alloc_backend vl_backend_rmm = {
@@ -84,4 +95,5 @@ const vl_alloc_backend vl_backend_rmm = {
     .reset_peaks = vl_peer_reset_peaks,
     .close = vl_peer_close,
     .version = vl_peer_version,
+    .capture_refusal = rmm_capture_refusal,
 };
