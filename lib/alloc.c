@@ -80,6 +80,7 @@ void vl_alloc_close(vl_allocator *a)
 {
     if (!a) return;
     a->backend->close(a);
+    free(a->last_oom);
     free(a);
 }
 

@@ -56,6 +56,36 @@ static void raw_stats(vl_allocator *a, vl_alloc_stats *out)
     out->alloc_retries = 0;
 }
 
+/* One attempt of the OOM report's probe: cudaMalloc, freed at once. */
+static int raw_probe_fits(void *ctx, size_t bytes)
+{
+    (void)ctx;
+    void *p = NULL;
+    cudaError_t err = cudaMalloc(&p, bytes);
+    if (err == cudaErrorMemoryAllocation) {
+        cudaGetLastError();
+        return 0;
+    }
+    VL_CUDA_CHECK(err);
+    VL_CUDA_CHECK(cudaFree(p));
+    return 1;
+}
+
+/* Nothing is cached: the largest block is what cudaMalloc gives, found by the bounded
+ * probe, and releasing a cache changes nothing. */
+static void raw_oom_report(vl_allocator *a, size_t size, vl_stream s, vl_oom_report *r)
+{
+    (void)a, (void)s;
+    r->cached_free_bytes = 0;
+    r->releasable_bytes = 0;
+    if (r->device_free_bytes < 0) return;
+    vl_oom_report_probe(r, (size_t)r->device_free_bytes, raw_probe_fits, NULL);
+    r->largest_after_release_bytes = r->largest_block_bytes;
+    if ((int64_t)size <= r->largest_block_bytes) r->fits_after_release = 1;
+    else if ((int64_t)size >= r->largest_block_bytes + r->probe_resolution_bytes) r->fits_after_release = 0;
+    r->fits_after_release_basis = "no cache to release: the probe's answer";
+}
+
 static void raw_close(vl_allocator *a) { (void)a; }
 
 const vl_alloc_backend vl_backend_raw = {
@@ -68,5 +98,6 @@ const vl_alloc_backend vl_backend_raw = {
     .free = raw_free,
     .record_use = raw_record_use,
     .get_stats = raw_stats,
+    .oom_report = raw_oom_report,
     .close = raw_close,
 };
