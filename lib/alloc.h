@@ -160,6 +160,8 @@ extern const vl_alloc_backend vl_backend_raw, vl_backend_async, vl_backend_cachi
  * without a device; the parsed form goes on to vl_alloc_open_spec. Returns 0 or -1
  * with one line in err. */
 int vl_alloc_spec_parse(const char *spec, vl_spec *out, char *err, size_t errlen);
+/* 1 when the backend NAME needs a CUDA device (does not run on --device sim). */
+int vl_alloc_needs_cuda(const char *name);
 /* vl_alloc_spec_parse, keeping only the verdict. */
 int vl_alloc_spec_check(const char *spec, char *err, size_t errlen);
 /* Opens an allocator on dev from a parsed SPEC. NULL with one line in err; *status is
