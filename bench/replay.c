@@ -203,6 +203,10 @@ int main(int argc, char **argv)
     write_trace_meta(p.csv, &trace);
     if (fit_list) {
         int status = fit_rows(&p, streams.s);
+        if (status != VL_EXIT_OK) { /* no CSV rather than one that lacks settings */
+            vl_csv_discard(p.csv);
+            p.csv = NULL;
+        }
         vl_replay_destroy(&r);
         vl_program_close_alloc(&p);
         vl_bench_streams_destroy(&streams);

@@ -19,7 +19,7 @@ void vl_oom_report_unknown(vl_oom_report *r)
     int64_t *const unknown[] = {
         &r->request_bytes,        &r->rounded_bytes,         &r->device_free_bytes,   &r->device_total_bytes,
         &r->allocated_bytes,      &r->reserved_bytes,        &r->reserved_unused_bytes, &r->cached_free_bytes,
-        &r->largest_block_bytes,  &r->probe_attempts,        &r->probe_resolution_bytes, &r->releasable_bytes,
+        &r->largest_block_bytes,  &r->largest_free_bytes,  &r->probe_attempts,        &r->probe_resolution_bytes, &r->releasable_bytes,
         &r->largest_after_release_bytes, &r->ooms,
     };
     for (size_t i = 0; i < sizeof unknown / sizeof unknown[0]; i++) *unknown[i] = VL_UNKNOWN;
@@ -32,10 +32,10 @@ void vl_oom_report_unknown(vl_oom_report *r)
 void vl_oom_report_derive_fragmentation(vl_oom_report *r)
 {
     r->fragmentation = NAN;
-    if (r->largest_block_bytes < 0 || r->device_free_bytes < 0 || r->cached_free_bytes < 0) return;
+    if (r->largest_free_bytes < 0 || r->device_free_bytes < 0 || r->cached_free_bytes < 0) return;
     int64_t usable = r->device_free_bytes + r->cached_free_bytes;
     if (usable <= 0) return; /* nothing free: no share of it to speak of */
-    double f = 1.0 - (double)r->largest_block_bytes / (double)usable;
+    double f = 1.0 - (double)r->largest_free_bytes / (double)usable;
     r->fragmentation = f < 0 ? 0 : f; /* a probe's rounding never makes it negative */
 }
 
@@ -83,10 +83,11 @@ size_t vl_oom_report_format(const vl_oom_report *r, char *buf, size_t len)
     } else {
         put(&o, "largest_block_method: %s\n", r->largest_block_method);
     }
+    put_bytes(&o, "largest_free_bytes", r->largest_free_bytes);
     if (isnan(r->fragmentation))
         put(&o, "fragmentation: unknown\n");
     else
-        put(&o, "fragmentation: %.4f (1 - largest_block / (device_free + cached_free))\n", r->fragmentation);
+        put(&o, "fragmentation: %.4f (1 - largest_free / (device_free + cached_free))\n", r->fragmentation);
     put_bytes(&o, "releasable_bytes", r->releasable_bytes);
     put_bytes(&o, "largest_after_release_bytes", r->largest_after_release_bytes);
     put(&o, "fits_after_release: %s (%s)\n",
@@ -163,6 +164,7 @@ void vl_oom_report_probe(vl_oom_report *r, size_t upper, vl_oom_probe_fn try_all
     probe_ctx p = {try_alloc, ctx};
     vl_largest_alloc found = vl_largest_fit(upper, VL_OOM_PROBE_RESOLUTION, probe_fits, &p);
     r->largest_block_bytes = (int64_t)found.largest_bytes;
+    r->largest_free_bytes = r->largest_block_bytes;
     r->largest_block_method = "probe";
     r->probe_attempts = (int64_t)found.probes;
     r->probe_resolution_bytes = (int64_t)VL_OOM_PROBE_RESOLUTION;

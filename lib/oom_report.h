@@ -8,10 +8,15 @@
  *   reserved_unused = reserved - allocated: memory the allocator holds but has not
  *     handed out (cached free blocks, rounding slack, frees still waiting on events);
  *   cached_free = free blocks the allocator can hand out without the device;
- *   largest_block = the largest single request that succeeds now;
- *   fragmentation = 1 - largest_block / (device_free + cached_free): the share of the
- *     free memory this allocator could draw on that one request cannot reach
- *     (0: all of it in one piece; undefined when nothing is free);
+ *   largest_block = the largest single request that succeeds now (it also follows the
+ *     allocator's size rules: a classic caching segment for a 1-10 MiB request is
+ *     20 MiB, so with 8 MiB free the largest request is 1 MiB);
+ *   largest_free = the largest piece of free memory the allocator can draw on: a
+ *     cached free block, or the device's free memory as one allocation (raw, async:
+ *     the probe's answer, which is the largest block);
+ *   fragmentation = 1 - largest_free / (device_free + cached_free): the share of the
+ *     free memory outside its largest piece (0: all of it in one piece; undefined
+ *     when nothing is free);
  *   releasable = cache the allocator would give back to the device on empty_cache;
  *   fits_after_release = whether the request would succeed once that is given back
  *     (computed from state or estimated; the cache is not released to find out). */
@@ -32,6 +37,7 @@ typedef struct vl_oom_report {
     int64_t allocated_bytes, reserved_bytes, reserved_unused_bytes;
     int64_t cached_free_bytes;
     int64_t largest_block_bytes;
+    int64_t largest_free_bytes;
     /* How largest_block was found: "allocator state", "probe" (then probe_attempts and
      * probe_resolution_bytes: a bisection of real allocations, a multiple of the
      * resolution, so a lower bound within one resolution), or "unknown". */
@@ -47,7 +53,7 @@ typedef struct vl_oom_report {
 
 /* Every figure unknown, the method "unknown". */
 void vl_oom_report_unknown(vl_oom_report *r);
-/* fragmentation from largest_block, device_free and cached_free (NaN when one is unknown
+/* fragmentation from largest_free, device_free and cached_free (NaN when one is unknown
  * or nothing is free). */
 void vl_oom_report_derive_fragmentation(vl_oom_report *r);
 /* The report as "key: value" lines, the first "oom_report: SPEC"; byte figures are
@@ -61,7 +67,7 @@ void vl_oom_report_print(const vl_oom_report *r, const char *prefix, FILE *out);
  * in [resolution, upper] for which try_alloc(ctx, bytes) holds (it allocates `bytes`,
  * frees them at once and returns 1 if they fitted), by bisection assuming what fits at
  * n fits below n: at most 1 + ceil(log2(upper / resolution)) attempts (17 with 80 GiB
- * free). Sets largest_block (0: not even one resolution fits), its method "probe",
+ * free). Sets largest_block and largest_free (0: not even one resolution fits), the method "probe",
  * probe_attempts and probe_resolution. */
 #define VL_OOM_PROBE_RESOLUTION ((size_t)2 << 20)
 typedef int (*vl_oom_probe_fn)(void *ctx, size_t bytes);

@@ -62,6 +62,7 @@ static void test_classic_fragmentation_figures(void **state)
     /* A 10 MiB request gets a segment of exactly 10 MiB: more than any 4 MiB hole. */
     assert_int_equal(r.largest_block_bytes, 10 * MiB);
     assert_string_equal(r.largest_block_method, "allocator state");
+    assert_int_equal(r.largest_free_bytes, 10 * MiB); /* the device's free memory, in one piece */
     assert_true(fabs(r.fragmentation - (1.0 - 10.0 / (10.0 + 52.0))) < 1e-12);
     assert_int_equal(r.releasable_bytes, 0);
     assert_int_equal(r.largest_after_release_bytes, 10 * MiB);
@@ -78,6 +79,7 @@ static void test_classic_fragmentation_figures(void **state)
     assert_int_equal(r.allocated_bytes, 10 * BLOCK);
     assert_int_equal(r.cached_free_bytes, 15 * BLOCK);
     assert_int_equal(r.largest_block_bytes, 20 * MiB);
+    assert_int_equal(r.largest_free_bytes, 20 * MiB);
     assert_true(fabs(r.fragmentation - (1.0 - 20.0 / (10.0 + 60.0))) < 1e-12);
     assert_int_equal(r.releasable_bytes, 20 * MiB);
     assert_int_equal(r.largest_after_release_bytes, 30 * MiB);
@@ -92,6 +94,10 @@ static void test_classic_fragmentation_figures(void **state)
     vl_alloc_oom_report(a, 12 * MiB, S(1), &r);
     assert_int_equal(r.device_free_bytes, 6 * MiB);
     assert_int_equal(r.largest_block_bytes, BLOCK);
+    /* Ten 4 MiB holes stay (segments 1-4); the largest free piece is the device's 6 MiB. */
+    assert_int_equal(r.cached_free_bytes, 10 * BLOCK);
+    assert_int_equal(r.largest_free_bytes, 6 * MiB);
+    assert_true(fabs(r.fragmentation - (1.0 - 6.0 / (6.0 + 40.0))) < 1e-12);
     assert_int_equal(r.fits_after_release, 0);
     /* On a stream the allocator has never seen, no cached block serves it. */
     vl_alloc_oom_report(a, 12 * MiB, S(7), &r);
@@ -124,6 +130,7 @@ static void test_expandable_fits_after_release(void **state)
     assert_int_equal(r.reserved_unused_bytes, 5 * BLOCK);
     assert_int_equal(r.cached_free_bytes, 5 * BLOCK);
     assert_int_equal(r.largest_block_bytes, BLOCK);
+    assert_int_equal(r.largest_free_bytes, BLOCK);
     assert_true(fabs(r.fragmentation - (1.0 - 4.0 / 20.0)) < 1e-12);
     assert_int_equal(r.releasable_bytes, 5 * BLOCK);
     assert_int_equal(r.largest_after_release_bytes, 5 * BLOCK);
@@ -144,6 +151,7 @@ static void test_expandable_fits_after_release(void **state)
     assert_int_equal(r.reserved_unused_bytes, 3 * BLOCK);
     assert_int_equal(r.cached_free_bytes, 3 * BLOCK);
     assert_int_equal(r.largest_block_bytes, BLOCK);
+    assert_int_equal(r.largest_free_bytes, BLOCK);
     assert_true(fabs(r.fragmentation - (1.0 - 4.0 / 12.0)) < 1e-12);
     assert_int_equal(r.releasable_bytes, 3 * BLOCK);
     assert_int_equal(r.largest_after_release_bytes, 3 * BLOCK);
@@ -152,6 +160,35 @@ static void test_expandable_fits_after_release(void **state)
     vl_deallocate(a, p, 8 * MiB, S(1));
     free_rest(a, blocks, 10);
     close_all_returned(d, a);
+}
+
+/* An empty device has no fragmentation, but classic segments still limit the largest
+ * request: with 8 MiB free, a 1-10 MiB request needs a 20 MiB segment, so 1 MiB (a
+ * 2 MiB small segment) is the largest that succeeds. */
+static void test_empty_device(void **state)
+{
+    (void)state;
+    vl_device *d = sim_open("sim:capacity=8MiB");
+    vl_allocator *a = caching_open(d, "caching");
+    vl_oom_report r;
+    vl_alloc_oom_report(a, 4 * MiB, NULL, &r);
+    assert_int_equal(r.device_free_bytes, 8 * MiB);
+    assert_int_equal(r.reserved_bytes, 0);
+    assert_int_equal(r.cached_free_bytes, 0);
+    assert_int_equal(r.largest_block_bytes, MiB);
+    assert_int_equal(r.largest_free_bytes, 8 * MiB);
+    assert_true(r.fragmentation == 0.0);
+    assert_int_equal(r.fits_after_release, 0);
+    vl_alloc_close(a);
+    vl_device_close(d);
+    /* Expandable maps what the request needs: all 8 MiB. */
+    d = sim_open("sim:capacity=8MiB");
+    a = caching_open(d, "caching:segments=expandable");
+    vl_alloc_oom_report(a, 4 * MiB, NULL, &r);
+    assert_int_equal(r.largest_block_bytes, 8 * MiB);
+    assert_int_equal(r.fits_after_release, 1);
+    vl_alloc_close(a);
+    vl_device_close(d);
 }
 
 /* The text: one "key: value" line per figure, unknown ones as "unknown", never 0. */
@@ -177,7 +214,7 @@ static void test_format(void **state)
     assert_non_null(strstr(text, "oom_report: caching\nrequest_bytes: 12582912 (12"));
     assert_non_null(strstr(text, "\nlargest_block_bytes: 10485760 ("));
     assert_non_null(strstr(text, "\nlargest_block_method: allocator state\n"));
-    assert_non_null(strstr(text, "\nfragmentation: 0.8387 (1 - largest_block / (device_free + cached_free))\n"));
+    assert_non_null(strstr(text, "\nfragmentation: 0.8387 (1 - largest_free / (device_free + cached_free))\n"));
     assert_non_null(strstr(text, "\nfits_after_release: no ("));
     /* Truncation keeps a terminated string. */
     char small[40];
@@ -274,6 +311,7 @@ static void test_bounded_probe(void **state)
         size_t expect = limits[i] > upper ? upper : limits[i] - limits[i] % VL_OOM_PROBE_RESOLUTION;
         assert_int_equal(r.largest_block_bytes, expect);
         assert_string_equal(r.largest_block_method, "probe");
+        assert_int_equal(r.largest_free_bytes, r.largest_block_bytes);
         assert_int_equal(r.probe_attempts, f.attempts);
         assert_int_equal(r.probe_resolution_bytes, VL_OOM_PROBE_RESOLUTION);
         assert_true(f.attempts >= 1 && f.attempts <= 17);
@@ -281,5 +319,5 @@ static void test_bounded_probe(void **state)
 }
 
 VL_TEST_MAIN(cmocka_unit_test(test_classic_fragmentation_figures), cmocka_unit_test(test_expandable_fits_after_release),
-             cmocka_unit_test(test_format), cmocka_unit_test(test_program_capture),
+             cmocka_unit_test(test_empty_device), cmocka_unit_test(test_format), cmocka_unit_test(test_program_capture),
              cmocka_unit_test(test_bounded_probe))

@@ -164,6 +164,8 @@ void vl_caching_fill_oom_report(vl_caching *c, size_t requested, vl_stream s, vl
     size_t now = device_largest(c, dev_free);
     r->largest_block_bytes = (int64_t)(cached > now ? cached : now);
     r->largest_block_method = "allocator state";
+    size_t piece = dev_free - dev_free % c->dev->granularity, block = vl_caching_largest_free(c);
+    r->largest_free_bytes = (int64_t)(block > piece ? block : piece);
     size_t later = device_largest(c, after);
     r->largest_after_release_bytes = (int64_t)(cached > later ? cached : later);
     r->fits_after_release = rounded <= VL_CACHING_MAX_REQUEST &&
@@ -182,7 +184,7 @@ void vl_caching_oom_report(vl_caching *c, size_t requested, vl_stream s)
              "caching: out of memory: tried to allocate %s (%s rounded) on stream %p; device "
              "%s total, %s free; this allocator: %s allocated, %s reserved, %s reserved but "
              "unallocated, largest block that fits now %s, fragmentation %.1f%% (free memory "
-             "outside the largest block); OOM #%" PRId64,
+             "outside its largest piece); OOM #%" PRId64,
              fmt(requested, a, sizeof a), fmt((uint64_t)r->rounded_bytes, b, sizeof b), (void *)s,
              fmt((uint64_t)(r->device_total_bytes > 0 ? r->device_total_bytes : 0), t, sizeof t),
              fmt((uint64_t)(r->device_free_bytes > 0 ? r->device_free_bytes : 0), f, sizeof f),
