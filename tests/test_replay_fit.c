@@ -64,36 +64,44 @@ static uint64_t fit_text(const char *text, const char *device, const char *alloc
     return c;
 }
 
+#define ONE "vramlab-trace 1\na 1 3MiB\n"
+#define EXPANDABLE "caching:segments=expandable"
+
 /* Answers that follow from the size rules (lib/caching/sizes.h): a classic request of
  * 1-10 MiB takes a 20 MiB segment, a larger one its size rounded to 2 MiB; expandable
  * segments map whole 2 MiB granules; streams do not share cached blocks. */
+static const struct exact_case {
+    const char *why, *trace, *device, *alloc;
+    uint64_t resolution, expect;
+} exact_cases[] = {
+    {"a 3 MiB request: a 20 MiB segment", ONE, "sim", "caching", RES, 20 * MiB},
+    {"a 3 MiB request: two granules", ONE, "sim", EXPANDABLE, RES, 4 * MiB},
+    {"100 MiB + 1: 100 MiB + 512 rounded, a 102 MiB segment", "vramlab-trace 1\na 1 104857601\n", "sim", "caching",
+     RES, 102 * MiB},
+    {"100 MiB + 1: a 102 MiB mapping", "vramlab-trace 1\na 1 104857601\n", "sim", EXPANDABLE, RES, 102 * MiB},
+    {"two streams: a segment each", "vramlab-trace 1\na 1 3MiB 1\na 2 3MiB 2\n", "sim", "caching", RES, 40 * MiB},
+    {"two streams: a range each", "vramlab-trace 1\na 1 3MiB 1\na 2 3MiB 2\n", "sim", EXPANDABLE, RES, 8 * MiB},
+    {"the 8 MiB request's 20 MiB segment serves the later 12 MiB from the cache",
+     "vramlab-trace 1\na 1 8MiB\nf 1\na 2 12MiB\n", "sim", "caching", RES, 20 * MiB},
+    {"the freed 8 MiB block grows to 12 MiB", "vramlab-trace 1\na 1 8MiB\nf 1\na 2 12MiB\n", "sim", EXPANDABLE, RES,
+     12 * MiB},
+    {"8 MiB + 1: five granules", "vramlab-trace 1\na 1 8388609\n", "sim", EXPANDABLE, RES, 10 * MiB},
+    {"roundup_div=2: 8 MiB + 1 rounds to 12 MiB (halves between 8 and 16 MiB)", "vramlab-trace 1\na 1 8388609\n",
+     "sim", EXPANDABLE ",roundup_div=2", RES, 12 * MiB},
+    {"the device's other options stay: a 6 MiB context overhead", ONE, "sim:overhead=6MiB", "caching", RES, 26 * MiB},
+    {"a coarser resolution: the first multiple of 3 MiB that fits", ONE, "sim", "caching", 3 * MiB, 21 * MiB},
+};
+
 static void test_exact_figures(void **state)
 {
     (void)state;
-    const char *one = "vramlab-trace 1\na 1 3MiB\n";
-    assert_int_equal(fit_text(one, "sim", "caching", RES), 20 * MiB);
-    assert_int_equal(fit_text(one, "sim", "caching:segments=expandable", RES), 4 * MiB);
-    /* 100 MiB + 1: 100 MiB + 512 after rounding, a segment or mapping of 102 MiB. */
-    const char *big = "vramlab-trace 1\na 1 104857601\n";
-    assert_int_equal(fit_text(big, "sim", "caching", RES), 102 * MiB);
-    assert_int_equal(fit_text(big, "sim", "caching:segments=expandable", RES), 102 * MiB);
-    /* Two streams: a segment (range) each. */
-    const char *two = "vramlab-trace 1\na 1 3MiB 1\na 2 3MiB 2\n";
-    assert_int_equal(fit_text(two, "sim", "caching", RES), 40 * MiB);
-    assert_int_equal(fit_text(two, "sim", "caching:segments=expandable", RES), 8 * MiB);
-    /* The 8 MiB request's 20 MiB segment serves the later 12 MiB one from the cache;
-     * expandable grows its freed 8 MiB block to 12 MiB. */
-    const char *reuse = "vramlab-trace 1\na 1 8MiB\nf 1\na 2 12MiB\n";
-    assert_int_equal(fit_text(reuse, "sim", "caching", RES), 20 * MiB);
-    assert_int_equal(fit_text(reuse, "sim", "caching:segments=expandable", RES), 12 * MiB);
-    /* roundup_div=2: 8 MiB + 1 rounds to 12 MiB (halves between 8 and 16 MiB), not 10. */
-    const char *odd = "vramlab-trace 1\na 1 8388609\n";
-    assert_int_equal(fit_text(odd, "sim", "caching:segments=expandable", RES), 10 * MiB);
-    assert_int_equal(fit_text(odd, "sim", "caching:segments=expandable,roundup_div=2", RES), 12 * MiB);
-    /* The device's other options stay: a context overhead adds to the answer. */
-    assert_int_equal(fit_text(one, "sim:overhead=6MiB", "caching", RES), 26 * MiB);
-    /* A coarser resolution: the first multiple of it that fits. */
-    assert_int_equal(fit_text(one, "sim", "caching", 3 * MiB), 21 * MiB);
+    for (size_t i = 0; i < sizeof exact_cases / sizeof exact_cases[0]; i++) {
+        const struct exact_case *c = &exact_cases[i];
+        uint64_t got = fit_text(c->trace, c->device, c->alloc, c->resolution);
+        if (got != c->expect)
+            fail_msg("%s (%s): %llu, expected %llu", c->why, c->alloc, (unsigned long long)got,
+                     (unsigned long long)c->expect);
+    }
 }
 
 /* OOMs over `passes` passes of t at this capacity, through the ordinary replay. */
@@ -156,8 +164,7 @@ static void test_bad_spec(void **state)
     (void)state;
     vl_trace t;
     char err[512] = "";
-    const char *one = "vramlab-trace 1\na 1 3MiB\n";
-    assert_int_equal(vl_trace_parse_buffer(one, strlen(one), VL_TRACE_VRAMLAB, &t, err, sizeof err), 0);
+    assert_int_equal(vl_trace_parse_buffer(ONE, strlen(ONE), VL_TRACE_VRAMLAB, &t, err, sizeof err), 0);
     vl_spec d = device_spec("sim");
     vl_trace_fit fit;
     int status = 0;

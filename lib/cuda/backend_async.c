@@ -97,18 +97,23 @@ static int async_open(vl_allocator *a, const vl_spec *spec, char *err, size_t er
     return 0;
 }
 
-static void *async_alloc(vl_allocator *a, size_t size, vl_stream s)
+/* cudaMallocFromPoolAsync; NULL when out of memory. */
+static void *pool_malloc(cudaMemPool_t pool, size_t size, cudaStream_t s)
 {
-    async_state *st = a->impl;
-    if (size == 0) return NULL;
     void *p = NULL;
-    cudaError_t err = cudaMallocFromPoolAsync(&p, size, st->pool, (cudaStream_t)s);
+    cudaError_t err = cudaMallocFromPoolAsync(&p, size, pool, s);
     if (err == cudaErrorMemoryAllocation) {
         cudaGetLastError();
         return NULL;
     }
     VL_CUDA_CHECK(err);
     return p;
+}
+
+static void *async_alloc(vl_allocator *a, size_t size, vl_stream s)
+{
+    async_state *st = a->impl;
+    return size ? pool_malloc(st->pool, size, (cudaStream_t)s) : NULL;
 }
 
 /* Makes stream s wait for every use recorded for p, and forgets those uses. */
@@ -208,15 +213,9 @@ typedef struct pool_probe {
 static int async_probe_fits(void *ctx, size_t bytes)
 {
     pool_probe *pp = ctx;
-    void *p = NULL;
-    cudaError_t err = cudaMallocFromPoolAsync(&p, bytes, pp->pool, pp->stream);
-    if (err == cudaErrorMemoryAllocation) {
-        cudaGetLastError();
-        return 0;
-    }
-    VL_CUDA_CHECK(err);
-    VL_CUDA_CHECK(cudaFreeAsync(p, pp->stream));
-    return 1;
+    void *p = pool_malloc(pp->pool, bytes, pp->stream);
+    if (p) VL_CUDA_CHECK(cudaFreeAsync(p, pp->stream));
+    return p != NULL;
 }
 
 /* The pool's unused memory is its cache. The probe allocates from the pool itself, so

@@ -16,10 +16,9 @@ static int raw_open(vl_allocator *a, const vl_spec *spec, char *err, size_t errl
     return 0;
 }
 
-static void *raw_alloc(vl_allocator *a, size_t size, vl_stream s)
+/* cudaMalloc; NULL when out of memory. */
+static void *device_malloc(size_t size)
 {
-    (void)a, (void)s;
-    if (size == 0) return NULL;
     void *p = NULL;
     cudaError_t err = cudaMalloc(&p, size);
     if (err == cudaErrorMemoryAllocation) {
@@ -28,6 +27,12 @@ static void *raw_alloc(vl_allocator *a, size_t size, vl_stream s)
     }
     VL_CUDA_CHECK(err);
     return p;
+}
+
+static void *raw_alloc(vl_allocator *a, size_t size, vl_stream s)
+{
+    (void)a, (void)s;
+    return size ? device_malloc(size) : NULL;
 }
 
 static void raw_free(vl_allocator *a, void *p, size_t size, vl_stream s)
@@ -60,15 +65,9 @@ static void raw_stats(vl_allocator *a, vl_alloc_stats *out)
 static int raw_probe_fits(void *ctx, size_t bytes)
 {
     (void)ctx;
-    void *p = NULL;
-    cudaError_t err = cudaMalloc(&p, bytes);
-    if (err == cudaErrorMemoryAllocation) {
-        cudaGetLastError();
-        return 0;
-    }
-    VL_CUDA_CHECK(err);
-    VL_CUDA_CHECK(cudaFree(p));
-    return 1;
+    void *p = device_malloc(bytes);
+    if (p) VL_CUDA_CHECK(cudaFree(p));
+    return p != NULL;
 }
 
 /* Nothing is cached: the largest block is what cudaMalloc gives, found by the bounded
