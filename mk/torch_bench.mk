@@ -19,7 +19,7 @@
 # when it is not). Overridable (empty) by the skip test.
 TORCH_BENCH_DEPS ?= plugin peer-rmm
 
-KNOWN_VARS += ROUNDS BUDGET RESUME TORCH_BENCH_ARGS TORCH_BENCH_DEPS
+KNOWN_VARS += ZOO ROUNDS BUDGET RESUME TORCH_BENCH_ARGS TORCH_BENCH_DEPS
 .PHONY: torch-bench test-torch-bench
 TEST_HEAVY_TARGETS += test-torch-bench
 

@@ -58,7 +58,7 @@ const vl_cli_opt options[] = {
 
 const vl_program_def def = {
     "vramlab caching vs PyTorch's caching allocator vs cudaMallocAsync vs RMM: cache-hit pair and churn ns/op",
-    NULL, 1, options, nullptr,
+    NULL, 1, options, nullptr, nullptr,
 };
 
 // RMM's resources, each with a fixed first size: by default a pool takes half the free

@@ -145,6 +145,7 @@ typedef struct vl_caching_config {
     size_t chunk;          /* expandable: largest chunk (chunks.h) */
     size_t span;           /* expandable: most bytes one map call covers (spans.h); 0: one chunk */
     double reclaim;        /* expandable: reserved cap above peak allocated (fraction); < 0 off */
+    double reclaim_max;    /* expandable: the most the budget rises to when reclaim churns (budget.c) */
     int split_toward_hole; /* expandable, split=hole: a remainder goes next to an unmapped hole before the block */
     int pack;              /* expandable with pack=1 (0 for classic): lowest of a few fits; idle ranges laid out again */
     int oom_report;        /* print the OOM report to stderr */
@@ -187,6 +188,11 @@ typedef struct vl_caching {
     vl_cspare *spares[VL_SPARE_CLASSES];
     int64_t spare_bytes;
     int64_t allocated_high_water;
+    /* The reclaim budget now (budget.c): starts at cfg.reclaim, rises (never above
+     * cfg.reclaim_max) when reclaim keeps mapping memory again; window_* count the
+     * allocations and relocating map calls since the last look. */
+    double budget;
+    int64_t budget_window_allocs, budget_window_maps, budget_window_high_water;
     char last_oom[1024];           /* the last OOM report as one line ("" if none) */
     vl_oom_report last_report;     /* the last OOM report (valid when last_oom[0]) */
     /* The last failure other than an OOM (caching.h: VL_CACHING_ERR_*; 0: none since
@@ -326,6 +332,12 @@ int64_t vl_release_spare_cap(const vl_caching *c);
 /* Waits for the device and completes every batch, spares given back (trim, close,
  * memory pressure: where waiting is the point). */
 void vl_release_drain(vl_caching *c);
+
+/* budget.c: the reclaim budget (vl_caching.budget). */
+void vl_budget_init(vl_caching *c);
+/* A grow that had to reclaim made `maps` map calls: counts them, and raises the budget
+ * when such calls exceed its rate limit over the window. */
+void vl_budget_relocated(vl_caching *c, int64_t maps);
 
 /* events.c */
 int vl_caching_record_use(vl_caching *c, void *ptr, vl_stream s);

@@ -42,6 +42,11 @@ static const vl_opt caching_options[] = {
              "their work completed (no waiting; their memory is kept for the next map, up to this cap), "
              "other streams' only when the device is out of memory (after waiting for it); "
              "-1: unmap only on trim and under memory pressure, like PyTorch"},
+    {.name = "reclaim_max", .kind = VL_OPT_DOUBLE, .default_value = "0.008", .min = -DBL_MAX, .max = DBL_MAX,
+     .help = "expandable: the most the reclaim budget rises to: it doubles from reclaim whenever map "
+             "calls made while reclaiming exceed about 1 per 100 allocations, so that a workload whose "
+             "free memory does not fit its next requests stops unmapping and mapping the same memory "
+             "every step; at most reclaim: a fixed budget"},
     {.name = "split", .kind = VL_OPT_ENUM, .default_value = "hole", .choices = "low|hole",
      .help = "expandable: where a split block's remainder goes: low = after the request (as PyTorch); "
              "hole = before it when the block follows an unmapped hole, so a later, larger request "
@@ -73,6 +78,7 @@ static int caching_open(vl_allocator *a, const vl_spec *spec, char *err, size_t 
     cfg.span = vl_spec_size(spec, "span");
     cfg.oom_report = vl_spec_bool(spec, "oom_report");
     cfg.reclaim = vl_spec_double(spec, "reclaim");
+    cfg.reclaim_max = vl_spec_double(spec, "reclaim_max");
     cfg.split_toward_hole = vl_spec_choice(spec, "split") == 1;
     cfg.pack = cfg.expandable && vl_spec_bool(spec, "pack"); /* classic segments have nothing to pack */
     /* Options that cannot work are usage errors here, not failures later. */
@@ -85,8 +91,9 @@ static int caching_open(vl_allocator *a, const vl_spec *spec, char *err, size_t 
         snprintf(err, errlen, "caching: gc must be in [0, 1), got %g", cfg.gc_threshold);
         return VL_OPEN_USAGE;
     }
-    if (!isfinite(cfg.reclaim)) {
-        snprintf(err, errlen, "caching: reclaim must be a finite number, got %g", cfg.reclaim);
+    if (!isfinite(cfg.reclaim) || !isfinite(cfg.reclaim_max)) {
+        snprintf(err, errlen, "caching: reclaim and reclaim_max must be finite numbers, got %g and %g", cfg.reclaim,
+                 cfg.reclaim_max);
         return VL_OPEN_USAGE;
     }
     if (cfg.chunk == 0) {
@@ -121,6 +128,7 @@ static int caching_open(vl_allocator *a, const vl_spec *spec, char *err, size_t 
     vl_slab_init(&c->blocks, sizeof(vl_cblock), 1024);
     vl_slab_init(&c->nodes, VL_NODE_SIZE, 256);
     memset(&c->st, 0, sizeof c->st);
+    vl_budget_init(c);
     a->impl = c;
     return 0;
 }

@@ -124,7 +124,7 @@ int vl_release_unmap_span(vl_caching *c, uintptr_t addr, size_t size, int keep)
 
 int64_t vl_release_spare_cap(const vl_caching *c)
 {
-    double reclaim = c->cfg.reclaim > 0 ? c->cfg.reclaim : 0;
+    double reclaim = c->budget > 0 ? c->budget : 0;
     return (int64_t)((1.0 + reclaim) * (double)c->allocated_high_water) + c->last_batch_bytes;
 }
 

@@ -409,18 +409,20 @@ vl_cblock *vl_expandable_grow(vl_caching *c, vl_cpool *p, size_t rounded, int *r
     }
     vl_cstream *st = p->stream;
     vl_clend lend = {NULL, NULL, 0};
+    int reclaimed = 0;
     if (c->cfg.reclaim >= 0) {
         /* The stream's reserved may grow to (1 + reclaim) x its peak allocated (counting
          * this request); past that, the new chunks come out of its own free ones: retired
          * behind an event on this stream, their memory mapped again here once complete. */
         int64_t want = st->allocated + (int64_t)rounded;
-        double cap = (1.0 + c->cfg.reclaim) * (double)(want > st->peak_allocated ? want : st->peak_allocated);
+        double cap = (1.0 + c->budget) * (double)(want > st->peak_allocated ? want : st->peak_allocated);
         double over = (double)st->reserved + (double)best.bytes - cap;
         if (over > 0) {
             size_t released = 0;
             vl_cblock *list = NULL;
             reclaim_stream(c, st, (size_t)over, best.u->prev, best.u->next, &released, &list);
             if (list) {
+                reclaimed = 1;
                 vl_cretire *batch = vl_release_queue(c, st, list);
                 vl_release_process(c, 0);
                 /* Still queued (the tail; processing takes from the head): this mapping
@@ -438,6 +440,7 @@ vl_cblock *vl_expandable_grow(vl_caching *c, vl_cpool *p, size_t rounded, int *r
         *rc = VL_DEV_ERROR;
         return NULL;
     }
+    int64_t maps_before = c->st.device_allocs;
     int mrc = map_range(c, best.u->seg, best.lo, best.bytes, &lend);
     if (mrc == VL_DEV_OOM && c->cfg.reclaim >= 0 &&
         reclaim_under_pressure(c, best.bytes, best.u->prev, best.u->next) > 0) {
@@ -456,6 +459,7 @@ vl_cblock *vl_expandable_grow(vl_caching *c, vl_cpool *p, size_t rounded, int *r
         *rc = mrc;
         return NULL;
     }
+    if (reclaimed) vl_budget_relocated(c, c->st.device_allocs - maps_before);
     if (c->spare_bytes > 0) vl_release_spares(c, vl_release_spare_cap(c));
     /* Cut the unmapped block into [unmapped][mapped, now FREE][unmapped]. */
     vl_csegment *s = best.u->seg;
