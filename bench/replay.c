@@ -6,7 +6,12 @@
  * Pass 1 starts from a cold allocator; later passes replay the same trace again on
  * the warm allocator (a caching allocator then serves from its cache). The trace is
  * read and checked before any device work, so a malformed trace is a usage error (2)
- * with FILE:LINE: reason, also on machines without a GPU. */
+ * with FILE:LINE: reason, also on machines without a GPU. The first OOM prints its
+ * report on stderr (lib/oom_report.h).
+ *
+ * --fit SETTINGS (with --device sim) answers "would this trace have fitted with setting
+ * X" instead: for each allocator SPEC, the smallest simulated capacity at which every
+ * pass replays without an OOM (lib/trace/fit.h), one CSV row per SPEC. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,6 +20,7 @@
 #include "bench/streams.h"
 #include "exitcodes.h"
 #include "program.h"
+#include "trace/fit.h"
 #include "trace/load.h"
 #include "trace/replay.h"
 #include "trace/trace.h"
@@ -24,22 +30,40 @@ static const char *format_name = "auto";
 static const char free_at_default[] = "completed";
 static const char *free_at_name = free_at_default; /* another pointer: --free-at was given */
 static int64_t passes = 3;
+static const char *fit_list = NULL;
+static uint64_t fit_resolution = 0;
+
+/* --fit default: vramlab's caching allocator in both segment modes (raw and async need
+ * a CUDA device; --fit replays on the simulated one). */
+static const char *const fit_defaults[] = {"caching", "caching:segments=expandable"};
+#define VL_FIT_MAX_SPECS 16
+#define VL_FIT_DEFAULT_RESOLUTION ((uint64_t)2 << 20)
+static char fit_specs[VL_FIT_MAX_SPECS][VL_SPEC_MAX_TEXT];
+static size_t nfit_specs;
 
 static const vl_cli_opt options[] = {
     {"trace", VL_CLI_STRING, &trace_path, "trace file, '-' for standard input (required)", 0, 0},
     {"format", VL_CLI_ENUM, &format_name, "auto|vramlab|torch-csv|torch-pickle|rmm", 0, 0, .choices = "auto|vramlab|torch-csv|torch-pickle|rmm"},
     {"free-at", VL_CLI_ENUM, &free_at_name, "torch-csv: a free takes effect at completed|requested", 0, 0, .choices = "completed|requested"},
     {"passes", VL_CLI_INT, &passes, "replays of the trace (the first one cold); --quick: 2", 1, 1000, VL_QUICK_AT_MOST, "2"},
+    {"fit", VL_CLI_STRING, &fit_list,
+     "with --device sim: for each allocator SPEC ('SPEC;SPEC;...', or 'default': caching and "
+     "caching:segments=expandable), the smallest capacity at which every pass replays without an OOM, "
+     "by bisection of sim:capacity; one CSV row per SPEC instead of the pass rows; --alloc is not used",
+     0, 0},
+    {"fit-resolution", VL_CLI_SIZE, &fit_resolution,
+     "--fit: the capacity step of the search (0: 2 MiB, the simulated device's default granularity, "
+     "at which the answer is exact)", 0, (double)(1ull << 40)},
     {NULL},
 };
 
-static void load_trace(vl_cli *cli);
+static void check_options(vl_cli *cli);
 
 static const vl_program_def def = {
     .summary = "replay an allocation trace against an allocator: ops/s, latency, peak reserved/allocated",
     .default_alloc = "caching",
     .options = options,
-    .check_options = load_trace,
+    .check_options = check_options,
     .input = &trace_path,
 };
 
@@ -66,6 +90,45 @@ static void load_trace(vl_cli *cli)
         fprintf(stderr, "%s: %s\n", cli->prog, vl_trace_unknown_frees_note(&trace, trace_path, err, sizeof err));
 }
 
+/* --fit: splits the list, checks each SPEC (before any device opens). */
+static void parse_fit(vl_cli *cli)
+{
+    if (!fit_list) {
+        if (fit_resolution) vl_cli_usage_error(cli, "--fit-resolution applies to --fit only");
+        return;
+    }
+    if (strcmp(cli->device.name, "sim") != 0)
+        vl_cli_usage_error(cli, "--fit searches the capacity of the simulated device: add --device sim[:OPTIONS]");
+    if (strcmp(fit_list, "default") == 0) {
+        for (size_t i = 0; i < sizeof fit_defaults / sizeof fit_defaults[0]; i++)
+            snprintf(fit_specs[nfit_specs++], VL_SPEC_MAX_TEXT, "%s", fit_defaults[i]);
+        return;
+    }
+    const char *p = fit_list;
+    for (;;) {
+        size_t n = strcspn(p, ";");
+        if (n == 0) vl_cli_usage_error(cli, "--fit: an empty SPEC in '%s' (SPEC;SPEC;... or default)", fit_list);
+        if (nfit_specs == VL_FIT_MAX_SPECS) vl_cli_usage_error(cli, "--fit: more than %d SPECs", VL_FIT_MAX_SPECS);
+        if (n >= VL_SPEC_MAX_TEXT) vl_cli_usage_error(cli, "--fit: a SPEC longer than %d characters", VL_SPEC_MAX_TEXT - 1);
+        char *spec = fit_specs[nfit_specs++];
+        memcpy(spec, p, n);
+        spec[n] = '\0';
+        vl_spec parsed;
+        char err[512];
+        if (vl_alloc_spec_parse(spec, &parsed, err, sizeof err) != 0) vl_cli_usage_error(cli, "--fit: %s", err);
+        if (vl_alloc_needs_cuda(parsed.name))
+            vl_cli_usage_error(cli, "--fit: '%s' needs a CUDA device; --fit replays on the simulated device", spec);
+        if (p[n] == '\0') break;
+        p += n + 1;
+    }
+}
+
+static void check_options(vl_cli *cli)
+{
+    parse_fit(cli); /* before the trace: a bad option is found without reading it */
+    load_trace(cli);
+}
+
 static void write_trace_meta(vl_csv *csv, const vl_trace *t)
 {
     vl_csv_meta(csv, "trace", "%s", trace_path);
@@ -82,6 +145,40 @@ static void write_trace_meta(vl_csv *csv, const vl_trace *t)
                 t->skipped_records);
     vl_csv_meta(csv, "trace_live_at_end", "%zu", t->live_at_end);
     vl_csv_meta(csv, "timing", "host monotonic clock around each call; wall includes a final device synchronize");
+}
+
+/* --fit: one row per SPEC. Returns the exit status. */
+static int fit_rows(vl_program *p, vl_stream *streams)
+{
+    uint64_t resolution = fit_resolution ? fit_resolution : VL_FIT_DEFAULT_RESOLUTION;
+    vl_csv_meta(p->csv, "fit", "smallest sim capacity at which %lld pass%s replay without an OOM, by bisection; "
+                "assumes what fits at C fits above C", (long long)passes, passes == 1 ? "" : "es");
+    vl_csv_meta(p->csv, "fit_resolution_bytes", "%llu", (unsigned long long)resolution);
+    vl_csv_header(p->csv, "alloc,smallest_capacity_bytes,trace_peak_live_bytes,ratio,resolution_bytes,search_limit_bytes,tries");
+    for (size_t i = 0; i < nfit_specs; i++) {
+        vl_trace_fit fit;
+        int status = 0;
+        char err[512];
+        if (vl_trace_fit_capacity(&trace, streams, &p->cli.device, fit_specs[i], resolution, (int)passes, &fit,
+                                  &status, err, sizeof err) != 0) {
+            vl_one_line(err);
+            fprintf(stderr, "%s: --fit %s: %s\n", p->cli.prog, fit_specs[i], err);
+            return status;
+        }
+        char cap[32] = "", ratio[32] = "";
+        if (fit.found) {
+            snprintf(cap, sizeof cap, "%llu", (unsigned long long)fit.smallest_capacity);
+            if (trace.peak_live_bytes)
+                snprintf(ratio, sizeof ratio, "%.4f", (double)fit.smallest_capacity / (double)trace.peak_live_bytes);
+        } else {
+            fprintf(stderr, "%s: --fit %s: no OOM-free replay up to %llu bytes\n", p->cli.prog, fit_specs[i],
+                    (unsigned long long)fit.limit);
+        }
+        vl_csv_row(p->csv, "\"%s\",%s,%llu,%s,%llu,%llu,%zu", fit_specs[i], cap,
+                   (unsigned long long)trace.peak_live_bytes, ratio, (unsigned long long)resolution,
+                   (unsigned long long)fit.limit, fit.tries);
+    }
+    return VL_EXIT_OK;
 }
 
 int main(int argc, char **argv)
@@ -104,6 +201,20 @@ int main(int argc, char **argv)
     }
 
     write_trace_meta(p.csv, &trace);
+    if (fit_list) {
+        int status = fit_rows(&p, streams.s);
+        if (status != VL_EXIT_OK) { /* no CSV rather than one that lacks settings */
+            vl_csv_discard(p.csv);
+            p.csv = NULL;
+        }
+        vl_replay_destroy(&r);
+        vl_program_close_alloc(&p);
+        vl_bench_streams_destroy(&streams);
+        free(is_default);
+        vl_trace_free(&trace);
+        int finish = vl_program_finish(&p);
+        return status != VL_EXIT_OK ? status : finish;
+    }
     char acols[256], fcols[256];
     char header[1024];
     snprintf(header, sizeof header,

@@ -34,6 +34,13 @@ int vl_alloc_spec_parse(const char *spec, vl_spec *out, char *err, size_t errlen
     return b->check_spec ? b->check_spec(out, err, errlen) : 0;
 }
 
+int vl_alloc_needs_cuda(const char *name)
+{
+    char err[160];
+    const vl_alloc_backend *b = find_backend(name, err, sizeof err);
+    return b && b->needs_cuda;
+}
+
 int vl_alloc_spec_check(const char *spec, char *err, size_t errlen)
 {
     vl_spec parsed;
@@ -80,6 +87,7 @@ void vl_alloc_close(vl_allocator *a)
 {
     if (!a) return;
     a->backend->close(a);
+    free(a->last_oom);
     free(a);
 }
 

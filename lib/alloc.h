@@ -20,6 +20,9 @@
  *     p after its free until s has finished the work queued so far. VL_UNSUPPORTED if not;
  *     VL_FAILED when it could not record it (then the caller orders the reuse itself).
  *   - trim releases cached memory to the device (empty_cache); returns bytes released.
+ *   - oom_report fills the out-of-memory report (oom_report.h) for a request as things
+ *     stand; a program turns reports on with vl_alloc_oom_reports, and vl_allocate then
+ *     takes one at an OOM.
  *   - statistics a backend cannot know are VL_UNKNOWN, never 0. */
 #ifndef VL_ALLOC_H
 #define VL_ALLOC_H
@@ -29,6 +32,7 @@
 #include <stdio.h>
 
 #include "device.h"
+#include "oom_report.h"
 #include "spec.h"
 
 #define VL_UNKNOWN INT64_C(-1)
@@ -117,6 +121,13 @@ typedef struct vl_alloc_backend {
     void (*get_stats)(vl_allocator *a, vl_alloc_stats *st);
     void (*reset_peaks)(vl_allocator *a);     /* peaks := current values */
     void (*print_summary)(vl_allocator *a, FILE *out); /* may be NULL */
+    /* May be NULL: what this backend knows for the OOM report of a request of `size` on
+     * s, now: r already holds the SPEC, the request, the device's free and total memory
+     * and the statistics' allocated, reserved and OOMs; everything else is unknown. The
+     * largest block comes from the allocator's state or a bounded probe
+     * (vl_oom_report_probe); nothing is released to find out. Fragmentation is derived
+     * afterwards. */
+    void (*oom_report)(vl_allocator *a, size_t size, vl_stream s, vl_oom_report *r);
     /* May be NULL: the allocator's own version and build ("rmm 26.10.0"), for the
      * CSV's "# alloc_version" line (a peer's; vramlab's own is "# vramlab"). */
     const char *(*version)(vl_allocator *a);
@@ -136,6 +147,12 @@ struct vl_allocator {
     void *impl;
     char spec[VL_SPEC_MAX_TEXT];
     vl_byte_counter requests; /* the statistics adaptor's, unless the backend counts_requests */
+    /* OOM reports taken by vl_allocate (vl_alloc_oom_reports; not thread-safe: a program
+     * that allocates from several threads leaves them off). last_oom: the last report
+     * taken (NULL before one), freed at close. */
+    int oom_report_mode;
+    vl_oom_report *last_oom;
+    int64_t oom_reports_taken, oom_reports_skipped;
 };
 
 /* The backends vl_alloc_open knows (lib/alloc.c keeps the list). */
@@ -146,6 +163,8 @@ extern const vl_alloc_backend vl_backend_raw, vl_backend_async, vl_backend_cachi
  * without a device; the parsed form goes on to vl_alloc_open_spec. Returns 0 or -1
  * with one line in err. */
 int vl_alloc_spec_parse(const char *spec, vl_spec *out, char *err, size_t errlen);
+/* 1 when the backend NAME needs a CUDA device (does not run on --device sim). */
+int vl_alloc_needs_cuda(const char *name);
 /* vl_alloc_spec_parse, keeping only the verdict. */
 int vl_alloc_spec_check(const char *spec, char *err, size_t errlen);
 /* Opens an allocator on dev from a parsed SPEC. NULL with one line in err; *status is
@@ -159,6 +178,20 @@ void vl_alloc_close(vl_allocator *a);
 const char *vl_alloc_capture_refusal(const vl_allocator *a, const vl_spec *spec);
 void vl_alloc_help(FILE *out);
 
+/* The OOM report for a request of `size` on s as things stand now (oom_report.h): the
+ * figures every backend has, then the backend's hook. For raw and async it probes the
+ * device with real allocations (bounded, given back at once); nothing is released. */
+void vl_alloc_oom_report(vl_allocator *a, size_t size, vl_stream s, vl_oom_report *r);
+/* What vl_allocate does at an OOM (mode != OFF): OFF takes no report (the default: a
+ * probe of the largest block is itself an OOM); FIRST takes the first OOM's report into
+ * a->last_oom and prints it on stderr, and only counts later ones (a report of raw or
+ * async probes the device: taking one per OOM would change a run that keeps hitting
+ * them); EACH keeps every OOM's report in a->last_oom, printing nothing. Returns the
+ * previous mode, so a deliberate probe can pause reports and restore them. */
+enum { VL_OOM_REPORT_OFF = 0, VL_OOM_REPORT_FIRST = 1, VL_OOM_REPORT_EACH = 2 };
+int vl_alloc_oom_reports(vl_allocator *a, int mode);
+void vl_alloc_note_oom(vl_allocator *a, size_t size, vl_stream s);
+
 /* The statistics adaptor wraps every backend here, as RMM's statistics_resource_adaptor
  * wraps any resource: requested bytes, their peak, calls and OOMs (alloc returning
  * NULL for a size > 0) are counted once for all backends that do not count them. */
@@ -171,6 +204,7 @@ static inline void *vl_allocate(vl_allocator *a, size_t size, vl_stream s)
         else
             vl_byte_counter_oom(&a->requests);
     }
+    if (!p && size && a->oom_report_mode) vl_alloc_note_oom(a, size, s);
     return p;
 }
 static inline void vl_deallocate(vl_allocator *a, void *ptr, size_t size, vl_stream s)

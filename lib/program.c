@@ -64,6 +64,8 @@ void vl_program_start(vl_program *p, const vl_program_def *def, int argc, char *
             vl_device_close(p->dev);
             exit(status);
         }
+        /* An OOM is a result the CSV records; the first one's report goes to stderr. */
+        vl_alloc_oom_reports(p->alloc, VL_OOM_REPORT_FIRST);
     }
     vl_run_info_fill(&p->info, argc, argv, p->dev, p->alloc ? p->alloc->spec : NULL);
     p->csv = vl_csv_open(p->cli.output, &p->info, err, sizeof err);
@@ -85,6 +87,9 @@ void vl_program_start(vl_program *p, const vl_program_def *def, int argc, char *
 
 void vl_program_close_alloc(vl_program *p)
 {
+    if (p->alloc && p->alloc->oom_reports_skipped)
+        fprintf(stderr, "%s: %lld more OOMs after the one reported (a report is taken for the first only)\n",
+                p->cli.prog, (long long)p->alloc->oom_reports_skipped);
     if (p->alloc) vl_alloc_close(p->alloc);
     p->alloc = NULL;
 }

@@ -34,7 +34,8 @@ typedef struct vl_program_def {
     const char *const *input;
 } vl_program_def;
 
-/* Exits on usage errors (2) and when no CUDA device is there (77). */
+/* Exits on usage errors (2) and when no CUDA device is there (77). Turns on the
+ * allocator's OOM report for the first OOM (lib/oom_report.h, printed on stderr). */
 void vl_program_start(vl_program *p, const vl_program_def *def, int argc, char **argv);
 /* Closes the allocator now instead of in vl_program_finish: a program calls it before
  * it destroys the streams its blocks were used on, because an allocator may

@@ -235,7 +235,9 @@ static void largest_row(vl_program *p, const struct form *f, size_t resolution)
     /* Guess: the free memory split among the tensors alive at the peak. */
     size_t guess = free_now / (size_t)f->tensors;
     guess = guess > resolution ? guess - resolution : resolution;
+    int reports = vl_alloc_oom_reports(p->alloc, VL_OOM_REPORT_OFF); /* its failures are the measurement */
     vl_largest_alloc r = vl_largest_fit_near(free_now, resolution, guess, form_fits, &fp);
+    vl_alloc_oom_reports(p->alloc, reports);
     vl_trim(p->alloc);
     VL_CUDA_CHECK(cudaDeviceSynchronize());
     vl_csv_row(p->csv, "largest,%s,%s,,,,,,,,,,,,%zu,%.4f,%zu,,ok", f->name, f->role, r.largest_bytes,

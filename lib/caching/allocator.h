@@ -193,7 +193,8 @@ typedef struct vl_caching {
      * allocations and relocating map calls since the last look. */
     double budget;
     int64_t budget_window_allocs, budget_window_maps, budget_window_high_water;
-    char last_oom[1024];           /* the last OOM report ("" if none) */
+    char last_oom[1024];           /* the last OOM report as one line ("" if none) */
+    vl_oom_report last_report;     /* the last OOM report (valid when last_oom[0]) */
     /* The last failure other than an OOM (caching.h: VL_CACHING_ERR_*; 0: none since
      * open) and its one line. Every path that fails leaves the state consistent: the
      * call returns NULL or an error code, or does less (a block not split, a chunk not
@@ -356,7 +357,12 @@ void vl_caching_stats_touch(vl_caching *c); /* updates the inactive-split peak *
 void vl_caching_get_stats(vl_caching *c, vl_alloc_stats *out);
 void vl_caching_reset_peaks(vl_caching *c);
 size_t vl_caching_largest_free(vl_caching *c);
-void vl_caching_oom_report(vl_caching *c, size_t requested, size_t rounded, vl_stream s);
+/* The OOM report's figures from the allocator's state (oom_report.h), for a request
+ * of `requested` bytes on s now; leaves fragmentation and the SPEC to the caller. */
+void vl_caching_fill_oom_report(vl_caching *c, size_t requested, vl_stream s, vl_oom_report *r);
+/* At an OOM: the report into last_report, its one line into last_oom, printed with
+ * oom_report=1. */
+void vl_caching_oom_report(vl_caching *c, size_t requested, vl_stream s);
 void vl_caching_print_summary(vl_caching *c, FILE *out);
 
 /* check.c */

@@ -195,6 +195,14 @@ static void caching_print_summary(vl_allocator *a, FILE *out)
     vl_lock_release(&c->lock);
 }
 
+static void caching_oom_report(vl_allocator *a, size_t size, vl_stream s, vl_oom_report *r)
+{
+    vl_caching *c = impl(a);
+    vl_lock_acquire(&c->lock);
+    vl_caching_fill_oom_report(c, size, s, r);
+    vl_lock_release(&c->lock);
+}
+
 static void caching_close(vl_allocator *a)
 {
     vl_caching *c = impl(a);
@@ -245,6 +253,7 @@ const vl_alloc_backend vl_backend_caching = {
     .get_stats = caching_get_stats,
     .reset_peaks = caching_reset_peaks,
     .print_summary = caching_print_summary,
+    .oom_report = caching_oom_report,
     .close = caching_close,
 };
 
@@ -275,4 +284,17 @@ size_t vl_caching_block_size(vl_allocator *a, void *p)
     size_t size = slot ? ((vl_cblock *)(uintptr_t)slot->value)->size : 0;
     vl_lock_release(&c->lock);
     return size;
+}
+
+int vl_caching_last_oom_report(vl_allocator *a, vl_oom_report *out)
+{
+    vl_caching *c = impl(a);
+    vl_lock_acquire(&c->lock);
+    int have = c->last_oom[0] != '\0';
+    if (have) {
+        *out = c->last_report;
+        snprintf(out->alloc, sizeof out->alloc, "%s", a->spec);
+    }
+    vl_lock_release(&c->lock);
+    return have;
 }

@@ -23,4 +23,11 @@ int vl_caching_last_error(vl_allocator *a, char *buf, size_t buflen);
  * not allocated by a. */
 size_t vl_caching_block_size(vl_allocator *a, void *p);
 
+/* The report of the allocator's last OOM (lib/oom_report.h), taken from its state at
+ * the moment of the OOM, after its release-and-retry: 1 with *out filled, 0 when it has
+ * had no OOM since open. Taken at every OOM whatever the program asks (it costs a walk
+ * of the segments, on the OOM path only). vl_alloc_oom_report asks the same of a
+ * request now. */
+int vl_caching_last_oom_report(vl_allocator *a, vl_oom_report *out);
+
 #endif

@@ -294,7 +294,7 @@ void *vl_caching_alloc(vl_caching *c, size_t size, vl_stream s)
     }
     if (!b) {
         c->st.ooms++;
-        vl_caching_oom_report(c, size, rounded, s);
+        vl_caching_oom_report(c, size, s);
         return NULL;
     }
     take(c, p, b, rounded, detached);

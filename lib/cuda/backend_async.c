@@ -97,18 +97,23 @@ static int async_open(vl_allocator *a, const vl_spec *spec, char *err, size_t er
     return 0;
 }
 
-static void *async_alloc(vl_allocator *a, size_t size, vl_stream s)
+/* cudaMallocFromPoolAsync; NULL when out of memory. */
+static void *pool_malloc(cudaMemPool_t pool, size_t size, cudaStream_t s)
 {
-    async_state *st = a->impl;
-    if (size == 0) return NULL;
     void *p = NULL;
-    cudaError_t err = cudaMallocFromPoolAsync(&p, size, st->pool, (cudaStream_t)s);
+    cudaError_t err = cudaMallocFromPoolAsync(&p, size, pool, s);
     if (err == cudaErrorMemoryAllocation) {
         cudaGetLastError();
         return NULL;
     }
     VL_CUDA_CHECK(err);
     return p;
+}
+
+static void *async_alloc(vl_allocator *a, size_t size, vl_stream s)
+{
+    async_state *st = a->impl;
+    return size ? pool_malloc(st->pool, size, (cudaStream_t)s) : NULL;
 }
 
 /* Makes stream s wait for every use recorded for p, and forgets those uses. */
@@ -198,6 +203,49 @@ static void async_reset_peaks(vl_allocator *a)
     VL_CUDA_CHECK(cudaMemPoolSetAttribute(st->pool, cudaMemPoolAttrReservedMemHigh, &zero));
 }
 
+typedef struct pool_probe {
+    cudaMemPool_t pool;
+    cudaStream_t stream;
+} pool_probe;
+
+/* One attempt of the OOM report's probe: an allocation from the pool, freed at once on
+ * the same stream (the caller synchronizes once the probe is done). */
+static int async_probe_fits(void *ctx, size_t bytes)
+{
+    pool_probe *pp = ctx;
+    void *p = pool_malloc(pp->pool, bytes, pp->stream);
+    if (p) VL_CUDA_CHECK(cudaFreeAsync(p, pp->stream));
+    return p != NULL;
+}
+
+/* The pool's unused memory is its cache. The probe allocates from the pool itself, so
+ * it counts what the pool could serve from that cache and from the device; afterwards
+ * the pool is trimmed back to what it held before (the probe's growth given back).
+ * Whether a trim would make the request fit is not tried: the pool releases only
+ * whole physical allocations it holds unused, which is not visible. */
+static void async_oom_report(vl_allocator *a, size_t size, vl_stream s, vl_oom_report *r)
+{
+    async_state *st = a->impl;
+    uint64_t reserved = pool_attr(st->pool, cudaMemPoolAttrReservedMemCurrent);
+    uint64_t used = pool_attr(st->pool, cudaMemPoolAttrUsedMemCurrent);
+    uint64_t unused = reserved > used ? reserved - used : 0;
+    r->cached_free_bytes = (int64_t)unused;
+    if (r->device_free_bytes < 0) return;
+    pool_probe pp = {st->pool, (cudaStream_t)s};
+    vl_oom_report_probe(r, (size_t)r->device_free_bytes + unused, async_probe_fits, &pp);
+    VL_CUDA_CHECK(cudaStreamSynchronize(pp.stream));
+    VL_CUDA_CHECK(cudaMemPoolTrimTo(st->pool, reserved));
+    if ((int64_t)size <= r->largest_block_bytes) {
+        r->fits_after_release = 1;
+        r->fits_after_release_basis = "fits now: the probe's answer";
+    } else if ((int64_t)size > r->device_free_bytes + (int64_t)unused) {
+        r->fits_after_release = 0;
+        r->fits_after_release_basis = "more than device free + everything the pool holds unused";
+    } else {
+        r->fits_after_release_basis = "what a trim would give back is not visible; not released to find out";
+    }
+}
+
 static void async_close(vl_allocator *a)
 {
     async_state *st = a->impl;
@@ -234,5 +282,6 @@ const vl_alloc_backend vl_backend_async = {
     .trim = async_trim,
     .get_stats = async_stats,
     .reset_peaks = async_reset_peaks,
+    .oom_report = async_oom_report,
     .close = async_close,
 };

@@ -16,10 +16,9 @@ static int raw_open(vl_allocator *a, const vl_spec *spec, char *err, size_t errl
     return 0;
 }
 
-static void *raw_alloc(vl_allocator *a, size_t size, vl_stream s)
+/* cudaMalloc; NULL when out of memory. */
+static void *device_malloc(size_t size)
 {
-    (void)a, (void)s;
-    if (size == 0) return NULL;
     void *p = NULL;
     cudaError_t err = cudaMalloc(&p, size);
     if (err == cudaErrorMemoryAllocation) {
@@ -28,6 +27,12 @@ static void *raw_alloc(vl_allocator *a, size_t size, vl_stream s)
     }
     VL_CUDA_CHECK(err);
     return p;
+}
+
+static void *raw_alloc(vl_allocator *a, size_t size, vl_stream s)
+{
+    (void)a, (void)s;
+    return size ? device_malloc(size) : NULL;
 }
 
 static void raw_free(vl_allocator *a, void *p, size_t size, vl_stream s)
@@ -56,6 +61,30 @@ static void raw_stats(vl_allocator *a, vl_alloc_stats *out)
     out->alloc_retries = 0;
 }
 
+/* One attempt of the OOM report's probe: cudaMalloc, freed at once. */
+static int raw_probe_fits(void *ctx, size_t bytes)
+{
+    (void)ctx;
+    void *p = device_malloc(bytes);
+    if (p) VL_CUDA_CHECK(cudaFree(p));
+    return p != NULL;
+}
+
+/* Nothing is cached: the largest block is what cudaMalloc gives, found by the bounded
+ * probe, and releasing a cache changes nothing. */
+static void raw_oom_report(vl_allocator *a, size_t size, vl_stream s, vl_oom_report *r)
+{
+    (void)a, (void)s;
+    r->cached_free_bytes = 0;
+    r->releasable_bytes = 0;
+    if (r->device_free_bytes < 0) return;
+    vl_oom_report_probe(r, (size_t)r->device_free_bytes, raw_probe_fits, NULL);
+    r->largest_after_release_bytes = r->largest_block_bytes;
+    if ((int64_t)size <= r->largest_block_bytes) r->fits_after_release = 1;
+    else if ((int64_t)size >= r->largest_block_bytes + r->probe_resolution_bytes) r->fits_after_release = 0;
+    r->fits_after_release_basis = "no cache to release: the probe's answer";
+}
+
 static void raw_close(vl_allocator *a) { (void)a; }
 
 static const char *raw_capture_refusal(const vl_spec *spec)
@@ -74,6 +103,7 @@ const vl_alloc_backend vl_backend_raw = {
     .free = raw_free,
     .record_use = raw_record_use,
     .get_stats = raw_stats,
+    .oom_report = raw_oom_report,
     .close = raw_close,
     .capture_refusal = raw_capture_refusal,
 };

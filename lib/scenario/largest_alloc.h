@@ -32,7 +32,8 @@ vl_largest_alloc vl_largest_fit(size_t upper, size_t resolution, vl_fits_fn fits
  * GiB. A wrong guess only costs a few more probes (galloping, then bisection). */
 vl_largest_alloc vl_largest_fit_near(size_t upper, size_t resolution, size_t guess, vl_fits_fn fits, void *ctx);
 
-/* The same for one allocation of `bytes` on stream s (allocate, then free at once). */
+/* The same for one allocation of `bytes` on stream s (allocate, then free at once).
+ * Its failed probes take no OOM report (they are the measurement). */
 vl_largest_alloc vl_largest_alloc_probe(vl_allocator *a, vl_stream s, size_t upper, size_t resolution);
 
 #endif

@@ -18,6 +18,7 @@
 
 #include "addrmap.h"
 #include "alloc.h"
+#include "caching/caching.h"
 #include "cuda/peer_backend.h"
 #include "device.h"
 #include "trace/record.h"
@@ -363,6 +364,18 @@ void vl_torch_print_summary(int device)
         }
         if (a->backend->print_summary) a->backend->print_summary(a, stderr);
     }
+}
+
+int vl_torch_last_oom_report(int device, int which, char *buf, size_t len)
+{
+    if ((which != 0 && which != 1) || buf == NULL || len == 0) return -1;
+    buf[0] = '\0';
+    vl_allocator *a = allocator_if_open(which, device);
+    if (a == NULL || strcmp(a->backend->name, "caching") != 0) return -1;
+    vl_oom_report r;
+    if (!vl_caching_last_oom_report(a, &r)) return 0;
+    vl_oom_report_format(&r, buf, len);
+    return 1;
 }
 
 const char *vl_torch_spec(void)

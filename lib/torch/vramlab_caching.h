@@ -62,6 +62,13 @@ int64_t vl_torch_stat(int device, const char *name);
 void vl_torch_reset_peaks(int device);
 /* Writes the allocator's statistics and memory summary to stderr. */
 void vl_torch_print_summary(int device);
+/* The report of the last OOM of the device's allocator A (which = 0) or B (1, paired
+ * mode), as "key: value" lines (docs/oom-report.md) in buf (truncated to len - 1): the
+ * request, device free and total, reserved but unused bytes, the largest block that
+ * still fits, fragmentation, and whether the request would fit once the cache is
+ * released. 1: written; 0: no OOM since the allocator opened; -1: no such allocator on
+ * the device, or it keeps no report (rmm). */
+int vl_torch_last_oom_report(int device, int which, char *buf, size_t len);
 /* The SPEC in use ("" before the first allocation), and B's ("" unless paired). */
 const char *vl_torch_spec(void);
 const char *vl_torch_spec_b(void);

@@ -47,6 +47,12 @@ static void test_arguments_checked_before_any_device_work(void **state)
     assert_int_equal(vl_torch_stat(0, "alloc_ns"), -1);
     assert_int_equal(vl_torch_trim(-1), 0);
     assert_int_equal(vl_torch_record_stream((void *)4096, 0, NULL), -1);
+    char report[64] = "x";
+    assert_int_equal(vl_torch_last_oom_report(0, 0, report, sizeof report), -1); /* no allocator yet */
+    assert_string_equal(report, "");
+    assert_int_equal(vl_torch_last_oom_report(0, 2, report, sizeof report), -1);
+    assert_int_equal(vl_torch_last_oom_report(-1, 0, report, sizeof report), -1);
+    assert_int_equal(vl_torch_last_oom_report(0, 0, NULL, 0), -1);
     assert_string_equal(vl_torch_spec(), ""); /* still nothing opened */
 }
 
@@ -224,6 +230,15 @@ static void test_memory_round_trips_and_stats_add_up(void **state)
     VL_CUDA_CHECK(cudaDeviceSynchronize());
     assert_true(vl_torch_stat(0, "peak_allocated_bytes") >= (int64_t)n);
     assert_true(vl_torch_stat(0, "free_ns") > free_ns);
+
+    /* An OOM: NULL, and its report is there to read. */
+    char report[4096];
+    assert_int_equal(vl_torch_last_oom_report(0, 0, report, sizeof report), 0);
+    assert_null(vl_alloc((ssize_t)1 << 50, 0, s));
+    assert_int_equal(vl_torch_last_oom_report(0, 0, report, sizeof report), 1);
+    assert_non_null(strstr(report, "oom_report: " SPEC "\nrequest_bytes: 1125899906842624 ("));
+    assert_non_null(strstr(report, "\nfits_after_release: no ("));
+    assert_null(strstr(report, "device_total_bytes: unknown"));
 
     /* Nothing is live: trim gives every cached byte back. */
     unsigned char *again = vl_alloc(512, 0, s); /* lets the allocator collect completed events */
