@@ -63,7 +63,7 @@ static const vl_program_def def = {
 };
 
 #define COLUMNS                                                                                              \
-    "test,variant,role,status,loading,fatbin,cublas,sample,processes,gpu,device_used_bytes,per_process_bytes," \
+    "test,variant,role,status,loading,fatbin,cublas,sample,workers,gpu,device_used_bytes,per_process_bytes," \
     "child_free_bytes,startup_median_ms,startup_max_ms,release_ms,error,reason"
 
 typedef struct config {
@@ -262,6 +262,7 @@ int main(int argc, char **argv)
     vl_csv_meta(p.csv, "fat_image_bytes", "%zu", (size_t)(vl_fat_image_end - vl_fat_image));
     vl_csv_meta(p.csv, "device_used_bytes", "device-wide used memory (cudaMemGetInfo in this process) with the "
                                             "children ready minus before they started, on that GPU");
+    vl_csv_meta(p.csv, "workers", "child processes alive at once on that GPU");
     vl_csv_meta(p.csv, "child_free_bytes", "free device memory as a child saw it once ready (cudaMemGetInfo)");
     vl_csv_meta(p.csv, "gpus_visible", "%d", ngpus);
     vl_csv_header(p.csv, COLUMNS);
