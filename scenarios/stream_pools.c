@@ -46,6 +46,7 @@
 #define GiB (UINT64_C(1) << 30)
 #define MAX_STREAMS 64
 #define MAX_LIVE 4096 /* blocks alive per stream at most */
+#define MIN_BUDGET (64 * MiB)
 
 static uint64_t opt_memory = 2 * GiB;
 static int64_t opt_max_streams = 8, opt_ops = 4000, opt_kernel_us = 20;
@@ -205,6 +206,15 @@ int main(int argc, char **argv)
     vl_program_start(&p, &def, argc, argv);
     vl_ballast ballast;
     size_t budget = vl_ballast_take_working_set(&ballast, &p, opt_memory);
+    if (budget < MIN_BUDGET) { /* the smallest size would be a large share of each stream's live set */
+        fprintf(stderr, "%s: a working set of %zu bytes is too small (--memory; at least %llu)\n", p.cli.prog, budget,
+                (unsigned long long)MIN_BUDGET);
+        vl_ballast_release(&ballast);
+        vl_csv_discard(p.csv); /* no result: nothing under the CSV's name */
+        p.csv = NULL;
+        vl_program_finish(&p);
+        return VL_EXIT_USAGE;
+    }
     vl_bench_streams bs;
     if (vl_bench_streams_create(&bs, p.dev, (size_t)opt_max_streams, NULL) != 0) {
         fprintf(stderr, "stream_pools: out of host memory\n");
