@@ -46,10 +46,10 @@
 /* The fat binary, linked in as data (mk/failmodes.mk). */
 extern const unsigned char vl_fat_image[], vl_fat_image_end[];
 
-static int64_t opt_samples = 5, opt_max_procs = 4;
+static int64_t opt_samples = 1, opt_max_procs = 4;
 
 static const vl_cli_opt options[] = {
-    {"samples", VL_CLI_INT, &opt_samples, "fresh processes per configuration", 1, 1000, VL_QUICK_AT_MOST, "2"},
+    {"samples", VL_CLI_INT, &opt_samples, "fresh processes per configuration (more: repeat the run, make bench REPEAT=N)", 1, 1000},
     {"max-procs", VL_CLI_INT, &opt_max_procs, "most processes alive at once on one GPU (1, 2, 4 .. this)", 1,
      MAX_PROCS, VL_QUICK_AT_MOST, "2"},
     {NULL},
