@@ -136,30 +136,18 @@ static void variant_name(const config *c, char *buf, size_t len)
 }
 
 /* Starts one child per entry of gpus[] with the configuration's module loading. */
-static int start_children(const config *c, const int *gpus, int n, vl_child *kids)
+static void start_children(const config *c, const int *gpus, int n, vl_child *kids)
 {
-    const char *old = getenv("CUDA_MODULE_LOADING");
-    char *saved = old ? strdup(old) : NULL;
-    setenv("CUDA_MODULE_LOADING", c->eager ? "EAGER" : "LAZY", 1); /* for the children only: ours is set up */
-    int started = 0;
     for (int i = 0; i < n; i++) {
         char ordinal[16];
         snprintf(ordinal, sizeof ordinal, "%d", gpus[i]);
         const char *args[] = {"child", ordinal, c->fatbin ? "1" : "0", c->cublas ? "1" : "0", NULL};
-        if (vl_child_exec_self(&kids[i], args, CHANNEL_ENV) != 0) {
+        if (vl_child_exec_self_env(&kids[i], args, CHANNEL_ENV, "CUDA_MODULE_LOADING", c->eager ? "EAGER" : "LAZY") !=
+            0) {
             kids[i].pid = -1;
             kids[i].fd = -1;
-            continue;
         }
-        started++;
     }
-    if (saved) {
-        setenv("CUDA_MODULE_LOADING", saved, 1);
-        free(saved);
-    } else {
-        unsetenv("CUDA_MODULE_LOADING");
-    }
-    return started;
 }
 
 /* Runs n children at once, one on each gpus[i], and writes one row per GPU involved:

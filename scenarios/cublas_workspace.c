@@ -292,12 +292,6 @@ static int child(int fd, char **argv)
 
 static void run_variant(vl_program *p, int variant)
 {
-    const char *old = getenv("CUBLAS_WORKSPACE_CONFIG");
-    char *saved = old ? strdup(old) : NULL;
-    if (variant == ENV_CONFIG)
-        setenv("CUBLAS_WORKSPACE_CONFIG", opt_env_config, 1);
-    else
-        unsetenv("CUBLAS_WORKSPACE_CONFIG"); /* cuBLAS's own default, whatever the caller's shell set */
     char a[6][32];
     snprintf(a[0], 32, "%d", p->dev->ordinal);
     snprintf(a[1], 32, "%d", variant == SET_WORKSPACE);
@@ -306,22 +300,18 @@ static void run_variant(vl_program *p, int variant)
     snprintf(a[4], 32, "%lld", (long long)opt_max_streams);
     snprintf(a[5], 32, "%lld", (long long)opt_max_captures);
     const char *args[] = {"child", a[0], a[1], a[2], a[3], a[4], a[5], NULL};
-    vl_child kid;
+    vl_child kid = {.pid = -1, .fd = -1};
     child_report *r = calloc(1, sizeof *r);
     if (!r) {
         fprintf(stderr, "cublas_workspace: out of host memory\n");
         exit(VL_EXIT_FAIL);
     }
-    int got = vl_child_exec_self(&kid, args, CHANNEL_ENV) == 0 && vl_child_read(&kid, r, sizeof *r, CHILD_TIMEOUT_MS) == 1;
-    if (saved) {
-        setenv("CUBLAS_WORKSPACE_CONFIG", saved, 1);
-        free(saved);
-    } else {
-        unsetenv("CUBLAS_WORKSPACE_CONFIG");
-    }
-    char end[64] = "exit 0";
-    vl_child_end e = vl_child_wait(&kid, 20000);
-    vl_child_end_text(e, end, sizeof end);
+    /* Other variants: cuBLAS's own default, whatever the caller's shell set. */
+    int got = vl_child_exec_self_env(&kid, args, CHANNEL_ENV, "CUBLAS_WORKSPACE_CONFIG",
+                                     variant == ENV_CONFIG ? opt_env_config : NULL) == 0 &&
+              vl_child_read(&kid, r, sizeof *r, CHILD_TIMEOUT_MS) == 1;
+    char end[64] = "not started";
+    if (kid.pid > 0) vl_child_end_text(vl_child_wait(&kid, 20000), end, sizeof end);
     char ws[32] = "";
     if (variant == SET_WORKSPACE) snprintf(ws, sizeof ws, "%llu", (unsigned long long)opt_workspace);
     if (!got || r->nsteps < 0 || r->nsteps > NTESTS * MAX_COUNT) {

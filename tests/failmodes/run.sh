@@ -15,32 +15,19 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 gpu=0
 nvidia-smi -L >/dev/null 2>&1 && gpu=1
-failures=0
+failures=0 checks_failed=0
 fail() { echo "FAIL $*"; failures=$((failures + 1)); }
+. tests/support/program_frame.sh
 
 for prog in "${programs[@]}"; do
     bin=$build/bin/$prog
-    [ -x "$bin" ] || { fail "$prog: not built ($bin)"; continue; }
-    timeout 30 "$bin" --help >"$tmp/help" 2>"$tmp/err"
-    rc=$?
-    [ "$rc" = 0 ] || fail "$prog --help: exit $rc"
-    grep -q "^usage: $prog " "$tmp/help" || fail "$prog --help: no usage line"
-    [ -s "$tmp/err" ] && fail "$prog --help: wrote to stderr: $(head -1 "$tmp/err")"
-    timeout 30 "$bin" --no-such-flag >/dev/null 2>"$tmp/err"
-    rc=$?
-    [ "$rc" = 2 ] || fail "$prog --no-such-flag: exit $rc, expected 2"
-    [ "$(wc -l <"$tmp/err")" = 1 ] || fail "$prog --no-such-flag: $(wc -l <"$tmp/err") lines on stderr, expected 1"
-    if [ "$gpu" = 0 ]; then
-        timeout 60 "$bin" --quick -o "$tmp/$prog.csv" >"$tmp/out" 2>"$tmp/err"
-        rc=$?
-        [ "$rc" = 77 ] || fail "$prog --quick without a GPU: exit $rc, expected 77"
-        [ "$(wc -l <"$tmp/err")" = 1 ] || fail "$prog --quick without a GPU: $(wc -l <"$tmp/err") lines on stderr"
-        grep -q "^$prog: .*no GPU" "$tmp/err" || fail "$prog: the skip line does not say 'no GPU': $(head -1 "$tmp/err")"
-        [ -e "$tmp/$prog.csv" ] && fail "$prog: a skipped run left a CSV"
-    fi
+    if [ -x "$bin" ]; then frame_checks "$prog" "$bin" "$gpu"; else fail "$prog: not built ($bin)"; fi
+    [ "$gpu" = 0 ] && ! grep -q "no GPU" "$tmp/err" && fail "$prog: the skip line does not say 'no GPU': $(head -1 "$tmp/err")"
 done
+[ "$failures" = 0 ] || checks_failed=$((checks_failed + 1))
 
 # stream_pools on sim: the per-stream caches show, the allocation stream removes them.
+frame_failures=$failures
 csv=$tmp/stream_pools.sim.csv
 if timeout 120 "$build/bin/stream_pools" --device sim --alloc caching --quick -o "$csv" 2>"$tmp/err"; then
     awk -F, '
@@ -59,5 +46,7 @@ else
     fail "stream_pools --device sim --alloc caching --quick: exit $?: $(head -2 "$tmp/err")"
 fi
 
-echo "failmodes no-GPU checks: $failures failed"
+[ "$failures" = "$frame_failures" ] || checks_failed=$((checks_failed + 1))
+# Two checks: the programs' frames, stream_pools on sim.
+echo "failmodes checks: $((2 - checks_failed)) passed, $checks_failed failed, 0 skipped"
 [ "$failures" = 0 ]
