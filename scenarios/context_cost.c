@@ -166,6 +166,7 @@ static void run_group(vl_program *p, const char *test, const config *c, int samp
 
     vl_child kids[MAX_PROCS];
     child_report rep[MAX_PROCS];
+    memset(rep, 0, sizeof rep); /* a child that never reports stays !ok */
     uint64_t t0 = vl_now_ns();
     start_children(c, gpus, n, kids);
     int ok = 0;

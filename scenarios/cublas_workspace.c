@@ -34,7 +34,6 @@
 #include "cuda/gpu.h"
 #include "exitcodes.h"
 #include "program.h"
-#include "scenario/gpus.h"
 #include "scenario/subprocess.h"
 
 #define MiB (UINT64_C(1) << 20)
