@@ -126,9 +126,11 @@ $(LIB_A): $(LIB_OBJS)
 	@mkdir -p $(@D)
 	$(Q)rm -f $@ && ar rcs $@ $^
 
+# A program may add objects (a prerequisite of its own) and PROG_LDLIBS (a
+# target-specific variable) in an mk/*.mk file.
 $(BUILD)/bin/%: $(BUILD)/obj/scenarios/%.o $(LIB_A)
 	@mkdir -p $(@D)
-	$(Q)$(CC) $(LDFLAGS) $< $(LIB_A) $(LDLIBS) -o $@
+	$(Q)$(CC) $(LDFLAGS) $(filter %.o,$^) $(LIB_A) $(PROG_LDLIBS) $(LDLIBS) -o $@
 
 $(BUILD)/bin/%: $(BUILD)/obj/bench/%.o $(LIB_A)
 	@mkdir -p $(@D)

@@ -197,6 +197,28 @@ static void test_exec_self_runs_this_program_with_args(void **state)
     expect_end(&c, VL_CHILD_EXITED, 0);
 }
 
+/* The child sees the variable as asked (set, or removed); this process keeps its own. */
+static void test_exec_self_env_sets_only_the_child(void **state)
+{
+    (void)state;
+    setenv("VL_TEST_VAR", "parent", 1);
+    vl_child c;
+    const char *args[] = {"env", NULL};
+    assert_int_equal(vl_child_exec_self_env(&c, args, "VL_TEST_SELF_FD", "VL_TEST_VAR", "child"), 0);
+    expect_text(&c, "child");
+    expect_end(&c, VL_CHILD_EXITED, 0);
+    assert_string_equal(getenv("VL_TEST_VAR"), "parent");
+    assert_int_equal(vl_child_exec_self_env(&c, args, "VL_TEST_SELF_FD", "VL_TEST_VAR", NULL), 0);
+    expect_text(&c, "(unset)");
+    expect_end(&c, VL_CHILD_EXITED, 0);
+    assert_string_equal(getenv("VL_TEST_VAR"), "parent");
+    unsetenv("VL_TEST_VAR");
+    assert_int_equal(vl_child_exec_self_env(&c, args, "VL_TEST_SELF_FD", "VL_TEST_VAR", "child"), 0);
+    expect_text(&c, "child");
+    expect_end(&c, VL_CHILD_EXITED, 0);
+    assert_null(getenv("VL_TEST_VAR"));
+}
+
 static void test_fd_from_env(void **state)
 {
     (void)state;
@@ -220,7 +242,11 @@ int main(int argc, char **argv)
 {
     if (getenv("VL_TEST_SELF_FD")) { /* the child of test_exec_self_runs_this_program_with_args */
         int fd = vl_child_fd_from_env("VL_TEST_SELF_FD");
-        return fd >= 0 && argc == 2 && vl_fd_write_full(fd, argv[1], strlen(argv[1])) == 0 ? 0 : 1;
+        /* "env": the value of VL_TEST_VAR (test_exec_self_env_sets_only_the_child) */
+        const char *text = argc == 2 && strcmp(argv[1], "env") == 0
+                               ? (getenv("VL_TEST_VAR") ? getenv("VL_TEST_VAR") : "(unset)")
+                               : argv[1];
+        return fd >= 0 && argc == 2 && vl_fd_write_full(fd, text, strlen(text)) == 0 ? 0 : 1;
     }
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_child_reports_and_exit_status_is_kept),
@@ -232,6 +258,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_exec_passes_the_channel),
         cmocka_unit_test(test_exec_of_missing_program_exits_127),
         cmocka_unit_test(test_exec_self_runs_this_program_with_args),
+        cmocka_unit_test(test_exec_self_env_sets_only_the_child),
         cmocka_unit_test(test_fd_from_env),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

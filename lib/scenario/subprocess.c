@@ -175,6 +175,25 @@ int vl_child_exec_self(vl_child *c, const char *const args[], const char *fd_env
     return vl_child_exec(c, self, argv, fd_env);
 }
 
+int vl_child_exec_self_env(vl_child *c, const char *const args[], const char *fd_env, const char *env_name,
+                           const char *env_value)
+{
+    const char *old = getenv(env_name);
+    char *saved = NULL;
+    if (old && !(saved = strdup(old))) return -1;
+    int rc = env_value ? setenv(env_name, env_value, 1) : unsetenv(env_name);
+    if (rc == 0) rc = vl_child_exec_self(c, args, fd_env);
+    int err = errno;
+    if (saved) {
+        setenv(env_name, saved, 1);
+        free(saved);
+    } else {
+        unsetenv(env_name);
+    }
+    errno = err;
+    return rc;
+}
+
 int vl_child_fd_from_env(const char *fd_env)
 {
     const char *v = getenv(fd_env);

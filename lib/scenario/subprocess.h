@@ -51,6 +51,13 @@ int vl_child_exec(vl_child *c, const char *path, char *const argv[], const char 
  * helper roles in a fresh process that has not initialised CUDA. */
 int vl_child_exec_self(vl_child *c, const char *const args[], const char *fd_env);
 
+/* vl_child_exec_self with env_name set to env_value in the child's environment
+ * (NULL: removed from it), this process's own environment as it was afterwards: how a
+ * program runs a variant under CUDA_MODULE_LOADING=EAGER or CUBLAS_WORKSPACE_CONFIG,
+ * which the libraries read when they start. Returns 0, or -1 with errno set. */
+int vl_child_exec_self_env(vl_child *c, const char *const args[], const char *fd_env, const char *env_name,
+                           const char *env_value);
+
 /* In an exec'd child: the channel fd named by fd_env, or -1 when the variable is absent
  * or malformed. */
 int vl_child_fd_from_env(const char *fd_env);

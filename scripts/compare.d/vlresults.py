@@ -28,7 +28,8 @@ SUMMARY_STATS = ("n", "median", "p1", "p25", "p75", "p99", "min", "max", "iqr")
 IDENTITY = {"section", "variant", "role", "record", "pattern", "phase", "test", "form", "case", "step",
             "iteration", "size_bytes", "min_size_bytes", "max_size_bytes", "buffer_bytes", "streams", "kernel_us",
             "kernels", "slots", "alloc_prob", "ops", "pass", "simulated", "dist", "workers", "call", "allocator",
-            "batch_ops", "ideal_kernels_per_s", "trials", "lag_ns", "side_work_ms", "reps"}
+            "batch_ops", "ideal_kernels_per_s", "trials", "lag_ns", "side_work_ms", "reps", "direction", "sample",
+            "count", "loading", "fatbin", "cublas"}
 # Metadata that differs on every run and says nothing about the conditions.
 VOLATILE_META = {"date_utc", "command"}
 SKIP_FILES = {"manifest.csv", "compare.csv"}

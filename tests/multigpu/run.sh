@@ -15,31 +15,15 @@ gpu=0
 nvidia-smi -L >/dev/null 2>&1 && gpu=1
 failures=0
 fail() { echo "FAIL $*"; failures=$((failures + 1)); }
+. tests/support/program_frame.sh
 
 progs_passed=0 progs_failed=0
 for prog in "${programs[@]}"; do
     failures_before=$failures
     bin=$build/bin/$prog
     [ -x "$bin" ] || { fail "$prog: not built ($bin)"; progs_failed=$((progs_failed + 1)); continue; }
-    timeout 30 "$bin" --help >"$tmp/help" 2>"$tmp/err"
-    rc=$?
-    [ "$rc" = 0 ] || fail "$prog --help: exit $rc"
-    grep -q "^usage: $prog " "$tmp/help" || fail "$prog --help: no usage line"
-    grep -q "^program options:" "$tmp/help" || fail "$prog --help: no program options"
-    [ -s "$tmp/err" ] && fail "$prog --help: wrote to stderr: $(head -1 "$tmp/err")"
-
-    timeout 30 "$bin" --no-such-flag >/dev/null 2>"$tmp/err"
-    rc=$?
-    [ "$rc" = 2 ] || fail "$prog --no-such-flag: exit $rc, expected 2"
-    [ "$(wc -l <"$tmp/err")" = 1 ] || fail "$prog --no-such-flag: $(wc -l <"$tmp/err") lines on stderr, expected 1"
-
+    frame_checks "$prog" "$bin" "$gpu"
     if [ "$gpu" = 0 ]; then
-        timeout 60 "$bin" --quick -o "$tmp/$prog.csv" >"$tmp/out" 2>"$tmp/err"
-        rc=$?
-        [ "$rc" = 77 ] || fail "$prog --quick without a GPU: exit $rc, expected 77"
-        [ "$(wc -l <"$tmp/err")" = 1 ] || fail "$prog --quick without a GPU: $(wc -l <"$tmp/err") lines on stderr, expected 1: $(head -3 "$tmp/err" | tr '\n' '|')"
-        grep -q "^$prog: " "$tmp/err" || fail "$prog: the skip line does not start with the program's name"
-        [ -s "$tmp/out" ] && fail "$prog --quick -o FILE wrote to stdout"
         timeout 60 "$bin" --quick --device cuda:1 -o "$tmp/$prog.1.csv" >/dev/null 2>&1
         rc=$?
         [ "$rc" = 77 ] || fail "$prog --device cuda:1 without a GPU: exit $rc, expected 77"
