@@ -1,0 +1,115 @@
+"""Evaluating one figure of the findings spec on the stored CSVs it names.
+
+An empty field is an unknown value (the CSV convention): it is never read as 0. A
+figure whose rows hold only unknowns, or that matches no row, is an error naming it,
+never a number. Repetitions (rep-<k>/ folders) must be COMPLETE (written last by
+scripts/bench.sh) unless the block's folder was stored before that convention."""
+import glob
+import math
+import os
+
+import rankstats
+import vlresults
+from spec import SpecError
+
+
+class Source:
+    """The CSVs one block read: their '#' metadata, for the provenance line."""
+
+    def __init__(self):
+        self.meta = {}  # path -> metadata dict
+
+    def values(self, key):
+        seen = []
+        for meta in self.meta.values():
+            v = meta.get(key)
+            if v and v not in seen:
+                seen.append(v)
+        return seen
+
+
+_cache = {}
+
+
+def read(path):
+    if path not in _cache:
+        _cache[path] = vlresults.read_csv(path)
+    return _cache[path]
+
+
+def matching_files(folder, pattern, figure, legacy):
+    paths = sorted(glob.glob(os.path.join(folder, pattern)))
+    if not paths:
+        raise SpecError(f"{figure}: no file {pattern} in {folder}")
+    if not legacy:
+        for p in paths:
+            rep = os.path.dirname(p)
+            if not os.path.isfile(os.path.join(rep, vlresults.COMPLETE_MARK)):
+                raise SpecError(f"{figure}: {os.path.relpath(rep)} has no COMPLETE: an interrupted or "
+                                "unfinished run is not a result")
+    return paths
+
+
+def samples(figure, folder, where, source, legacy):
+    """One list of numbers per file (per process), from the rows that match WHERE."""
+    per_file, unknown = [], 0
+    for path in matching_files(folder, figure.files, figure, legacy):
+        meta, header, rows = read(path)
+        source.meta[path] = meta
+        for col in list(where) + [figure.column]:
+            if col not in header:
+                raise SpecError(f"{figure}: {os.path.relpath(path)} has no column {col}")
+        idx = {c: header.index(c) for c in where}
+        col = header.index(figure.column)
+        values = []
+        for row in rows:
+            if all(row[idx[c]] == v for c, v in where.items()):
+                v = vlresults.number(row[col]) if col < len(row) else None
+                if v is None:
+                    unknown += 1
+                else:
+                    values.append(v * figure.scale)
+        per_file.append(values)
+    if not any(per_file):
+        what = f"only unknown (empty) values" if unknown else "no row"
+        raise SpecError(f"{figure}: {what} in {figure.files} where {where or 'any row'}")
+    return per_file
+
+
+def fmt(value, spec):
+    text = format(value, spec)
+    return text.replace("-", "\u2212") if value < 0 else text
+
+
+def evaluate(figure, folder, source, legacy):
+    per_file = samples(figure, folder, figure.where, source, legacy)
+    flat = [v for vals in per_file for v in vals]
+    stat = figure.stat
+    if stat == "value":
+        if len(flat) != 1:
+            raise SpecError(f"{figure}: 'value' needs exactly one row, {len(flat)} match")
+        return fmt(flat[0], figure.fmt)
+    if stat == "count":
+        return fmt(len(flat), figure.fmt)
+    if stat == "sum":
+        return fmt(sum(flat), figure.fmt)
+    if stat == "mean":
+        return fmt(sum(flat) / len(flat), figure.fmt)
+    if stat == "median":
+        return fmt(vlresults.median(flat), figure.fmt)
+    if stat == "min":
+        return fmt(min(flat), figure.fmt)
+    if stat == "max":
+        return fmt(max(flat), figure.fmt)
+    if stat == "range":
+        lo, hi = fmt(min(flat), figure.fmt), fmt(max(flat), figure.fmt)
+        return lo if lo == hi else f"{lo}\u2013{hi}"
+    if stat == "ratio_hl":
+        ref = [v for vals in samples(figure, folder, figure.against, source, legacy) for v in vals]
+        if min(flat + ref) <= 0:
+            raise SpecError(f"{figure}: ratio_hl needs positive values")
+        est, lo, hi = rankstats.hodges_lehmann([math.log(v) for v in ref], [math.log(v) for v in flat])
+        bounds = "[unbounded]" if not math.isfinite(lo) else \
+            f"[{fmt(math.exp(lo), figure.fmt)}, {fmt(math.exp(hi), figure.fmt)}]"
+        return f"\u00d7{fmt(math.exp(est), figure.fmt)} {bounds}"
+    raise SpecError(f"{figure}: unknown STAT {stat}")

@@ -1,0 +1,108 @@
+"""The findings spec (scripts/findings.d/figures.tsv): which stored data each generated
+README block is made of. Tab-separated lines, '#' starts a comment:
+
+  block  NAME  FOLDER  COMMAND
+      A block of the README, between <!-- findings:NAME begin ... --> and
+      <!-- findings:NAME end -->, rendered from scripts/findings.d/blocks/NAME.md.
+      FOLDER: the stored data under results/reference/ (relative to the tree's root);
+      a glob (results/reference/h100-findings-*) takes the newest folder it matches.
+      COMMAND: the command that produced the data; "@meta" takes the '# command:'
+      lines of the CSVs the block reads. An optional fifth field "legacy": the folder
+      was stored before runs wrote COMPLETE, so its files are read without it.
+  fig    NAME  FIGURE  FILES  WHERE  COLUMN  STAT  FORMAT  [AGAINST]
+      One figure of block NAME, {FIGURE} in its template. FILES: a glob under FOLDER
+      (rep-*/x.csv reads every repetition). WHERE: col=value,... (or "-": every row).
+      COLUMN: a column, optionally scaled: bytes/1e9, ratio*100. STAT: value (exactly
+      one row), median, min, max, mean, sum, count, range (min-max), ratio_hl (the
+      median ratio of the rows against the AGAINST rows, with its 95% Hodges-Lehmann
+      interval over the processes). FORMAT: a Python format spec (.1f, ",.0f")."""
+import os
+import re
+
+STATS = {"value", "median", "min", "max", "mean", "sum", "count", "range", "ratio_hl"}
+
+
+class SpecError(Exception):
+    pass
+
+
+class Block:
+    def __init__(self, name, folder, command, legacy, line):
+        self.name, self.folder, self.command, self.legacy, self.line = name, folder, command, legacy, line
+        self.figures = []
+
+
+class Figure:
+    def __init__(self, block, name, files, where, column, stat, fmt, against, line):
+        self.block, self.name, self.files, self.line = block, name, files, line
+        self.where, self.against = where, against
+        self.column, self.scale = column
+        self.stat, self.fmt = stat, fmt
+
+    def __str__(self):
+        return f"{self.block}.{self.name} (figures.tsv:{self.line})"
+
+
+def parse_where(text, line):
+    if text == "-":
+        return {}
+    where = {}
+    for part in text.split(","):
+        key, sep, value = part.partition("=")
+        if not sep or not key:
+            raise SpecError(f"figures.tsv:{line}: WHERE part '{part}' is not col=value")
+        where[key.strip()] = value.strip()
+    return where
+
+
+def parse_column(text, line):
+    m = re.fullmatch(r"([A-Za-z_][A-Za-z0-9_]*)(?:([*/])([0-9.eE+-]+))?", text)
+    if not m:
+        raise SpecError(f"figures.tsv:{line}: COLUMN '{text}' is not NAME, NAME/N or NAME*N")
+    factor = 1.0
+    if m.group(2):
+        factor = float(m.group(3))
+        factor = 1.0 / factor if m.group(2) == "/" else factor
+    return m.group(1), factor
+
+
+def load(path):
+    """Returns the blocks of a spec, in order, each with its figures."""
+    blocks = {}
+    with open(path) as f:
+        for number, raw in enumerate(f, 1):
+            line = raw.rstrip("\n")
+            if not line.strip() or line.lstrip().startswith("#"):
+                continue
+            fields = [x.strip() for x in line.split("\t") if x.strip()]
+            kind = fields[0]
+            if kind == "block" and (len(fields) == 4 or (len(fields) == 5 and fields[4] == "legacy")):
+                if fields[1] in blocks:
+                    raise SpecError(f"figures.tsv:{number}: block {fields[1]} defined twice")
+                blocks[fields[1]] = Block(fields[1], fields[2], fields[3], len(fields) == 5, number)
+            elif kind == "fig" and len(fields) in (8, 9):
+                _, block, name, files, where, column, stat, fmt = fields[:8]
+                if block not in blocks:
+                    raise SpecError(f"figures.tsv:{number}: figure {name} of unknown block {block}")
+                if stat not in STATS:
+                    raise SpecError(f"figures.tsv:{number}: unknown STAT '{stat}' (one of {', '.join(sorted(STATS))})")
+                against = parse_where(fields[8], number) if len(fields) == 9 else None
+                if (stat == "ratio_hl") != (against is not None):
+                    raise SpecError(f"figures.tsv:{number}: AGAINST goes with ratio_hl, and only with it")
+                if any(x.name == name for x in blocks[block].figures):
+                    raise SpecError(f"figures.tsv:{number}: figure {block}.{name} defined twice")
+                blocks[block].figures.append(Figure(block, name, files, parse_where(where, number),
+                                                    parse_column(column, number), stat, fmt, against, number))
+            else:
+                raise SpecError(f"figures.tsv:{number}: expected 'block NAME FOLDER COMMAND [legacy]' or "
+                                "'fig BLOCK FIGURE FILES WHERE COLUMN STAT FORMAT [AGAINST]' (tab-separated)")
+    return list(blocks.values())
+
+
+def resolve_folder(root, folder):
+    """FOLDER, or the newest (by name) of the folders its glob matches."""
+    import glob
+    matches = sorted(p for p in glob.glob(os.path.join(root, folder)) if os.path.isdir(p))
+    if not matches:
+        raise SpecError(f"no stored data at {folder}")
+    return matches[-1]
