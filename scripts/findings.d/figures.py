@@ -10,7 +10,7 @@ import os
 
 import rankstats
 import vlresults
-from spec import SpecError
+from spec import SpecError, matches
 
 
 class Source:
@@ -63,7 +63,7 @@ def samples(figure, folder, where, source, legacy):
         col = header.index(figure.column)
         values = []
         for row in rows:
-            if all(row[idx[c]] == v for c, v in where.items()):
+            if all(matches(conds, row[idx[c]]) for c, conds in where.items()):
                 v = vlresults.number(row[col]) if col < len(row) else None
                 if v is None:
                     unknown += 1

@@ -11,7 +11,8 @@ README block is made of. Tab-separated lines, '#' starts a comment:
       was stored before runs wrote COMPLETE, so its files are read without it.
   fig    NAME  FIGURE  FILES  WHERE  COLUMN  STAT  FORMAT  [AGAINST]
       One figure of block NAME, {FIGURE} in its template. FILES: a glob under FOLDER
-      (rep-*/x.csv reads every repetition). WHERE: col=value,... (or "-": every row).
+      (rep-*/x.csv reads every repetition). WHERE: col=value,... (or "-": every row);
+      col!=value, and col>=N / col<=N for numbers.
       COLUMN: a column, optionally scaled: bytes/1e9, ratio*100. STAT: value (exactly
       one row), median, min, max, mean, sum, count, range (min-max), ratio_hl (the
       median ratio of the rows against the AGAINST rows, with its 95% Hodges-Lehmann
@@ -48,11 +49,26 @@ def parse_where(text, line):
         return {}
     where = {}
     for part in text.split(","):
-        key, sep, value = part.partition("=")
-        if not sep or not key:
-            raise SpecError(f"figures.tsv:{line}: WHERE part '{part}' is not col=value")
-        where[key.strip()] = value.strip()
+        m = re.fullmatch(r"\s*([A-Za-z_][A-Za-z0-9_]*)\s*(=|!=|>=|<=)\s*(.*?)\s*", part)
+        if not m or (m.group(2) in (">=", "<=") and not re.fullmatch(r"-?[0-9.eE+]+", m.group(3))):
+            raise SpecError(f"figures.tsv:{line}: WHERE part '{part}' is not col=value, col!=value, col>=N or col<=N")
+        where.setdefault(m.group(1), []).append((m.group(2), m.group(3)))
     return where
+
+
+def matches(where, field):
+    """Whether the stored text FIELD passes every condition on its column."""
+    for op, value in where:
+        if op == "=" and field != value or op == "!=" and field == value:
+            return False
+        if op in (">=", "<="):
+            try:
+                x = float(field)
+            except ValueError:
+                return False
+            if op == ">=" and x < float(value) or op == "<=" and x > float(value):
+                return False
+    return True
 
 
 def parse_column(text, line):
