@@ -72,8 +72,12 @@ def samples(figure, folder, where, source, legacy):
         per_file.append(values)
     if not any(per_file):
         what = f"only unknown (empty) values" if unknown else "no row"
-        raise SpecError(f"{figure}: {what} in {figure.files} where {where or 'any row'}")
+        raise SpecError(f"{figure}: {what} in {figure.files} where {describe(where)}")
     return per_file
+
+
+def describe(where):
+    return ",".join(f"{c}{op}{v}" for c, conds in where.items() for op, v in conds) or "any row"
 
 
 def fmt(value, spec):

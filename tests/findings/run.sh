@@ -1,0 +1,110 @@
+#!/usr/bin/env bash
+# Tests of scripts/findings (make findings / findings-check) without a GPU: the check
+# passes on the tree and fails after a hand edit of a figure (on a copy of README.md);
+# the generator on a fake results/reference/<device>-findings-<rev>/ folder of the
+# layout tests/gpu/findings_remeasure.sh writes (rep-<k>/ with COMPLETE); unknown
+# (empty) values, missing rows, incomplete repetitions and a malformed spec are errors.
+cd "$(dirname "$0")/../.." || exit 2
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+. tests/support/checks.sh
+gen=scripts/findings
+
+# --- the tree's README -----------------------------------------------------------------
+check "the tree's README matches the stored data" 0 $gen --check
+expect "the check counts its blocks" '^findings-check: [1-9][0-9]* passed, 0 failed, 0 skipped$'
+
+cp README.md "$tmp/README.md"
+# Change the first figure inside the first generated table: 2,993 steps/s -> 2,994 etc.
+python3 - "$tmp/README.md" <<'PY'
+import re, sys
+p = sys.argv[1]
+t = open(p).read()
+a = t.index("<!-- findings:findings_table begin")
+b = t.index("<!-- findings:findings_table end")
+m = re.search(r"steps/s on 1 stream", t[a:b])
+i = a + m.start() - 2          # the last digit of the figure before it
+d = t[i]
+assert d.isdigit(), d
+t = t[:i] + str((int(d) + 1) % 10) + t[i + 1:]
+open(p, "w").write(t)
+PY
+check "a hand-edited figure fails the check" 1 $gen --check "$tmp/README.md"
+expect "the failing block is named" 'block\(s\) findings_table differ'
+expect "the failure is counted" '^findings-check: [0-9]+ passed, 1 failed, 0 skipped$'
+check "make findings on the copy restores it" 0 $gen "$tmp/README.md"
+check "and the restored copy passes" 0 $gen --check "$tmp/README.md"
+cmp -s README.md "$tmp/README.md" && passes=$((passes + 1)) || { echo "FAIL: restored copy differs from README.md"; failures=$((failures + 1)); }
+
+# --- a fake remeasured folder -----------------------------------------------------------
+root=$tmp/root
+mkdir -p "$root/results/reference/h100-findings-abc1234" "$tmp/spec/blocks"
+csv() { # FILE ALLOC VALUE...: a free_stall-like CSV with one loop row per value
+    local f=$1 alloc=$2; shift 2
+    { printf '# git_revision: abc1234def00\n# gpu: NVIDIA H100 80GB HBM3\n# driver: 580.159.04 (CUDA 13.0)\n'
+      printf '# command: build/bin/free_stall --alloc %s -o %s\n' "$alloc" "$f"
+      echo "test,variant,streams,steps_per_s"
+      for v in "$@"; do echo "loop,alloc_free_per_iter,4,$v"; done; } >"$f"
+}
+for k in 1 2 3 4 5; do
+    d=$root/results/reference/h100-findings-abc1234/rep-$k
+    mkdir -p "$d"
+    csv "$d/free_stall.raw.csv" raw $((3000 + k))
+    csv "$d/free_stall.caching.csv" caching $((75000 + 100 * k))
+    echo "complete 2026-01-01T00:00:00Z jobs=2" >"$d/COMPLETE"
+done
+printf 'block\tfake\tresults/reference/h100-findings-*\t@meta\n' >"$tmp/spec/figures.tsv"
+printf 'fig\tfake\traw\trep-*/free_stall.raw.csv\ttest=loop,streams=4\tsteps_per_s\tmedian\t,.0f\n' >>"$tmp/spec/figures.tsv"
+printf 'fig\tfake\traw_range\trep-*/free_stall.raw.csv\ttest=loop\tsteps_per_s\trange\t,.0f\n' >>"$tmp/spec/figures.tsv"
+printf 'fig\tfake\tratio\trep-*/free_stall.*.csv\tsteps_per_s>=10000\tsteps_per_s\tratio_hl\t.1f\tsteps_per_s<=10000\n' >>"$tmp/spec/figures.tsv"
+echo '| raw | {raw} ({raw_range}) | caching against raw {ratio} |' >"$tmp/spec/blocks/fake.md"
+printf '# x\n\n<!-- findings:fake begin -->\n<!-- findings:fake end -->\n\ntail\n' >"$root/README.md"
+run() { $gen --root "$root" --spec "$tmp/spec/figures.tsv" "$@"; }
+check "generate from a repeated findings folder" 0 run
+cp "$root/README.md" "$tmp/out"
+expect "median and range over the repetitions" '\| raw \| 3,003 \(3,001–3,005\) \|'
+expect "the ratio with its interval" 'caching against raw ×25\.1 \[25\.0, 25\.1\]'
+expect "the block names its data" 'source: results/reference/h100-findings-abc1234; revision abc1234def00; device NVIDIA H100 80GB HBM3; driver 580.159.04'
+expect "and its command" 'build/bin/free_stall --alloc (raw|caching)'
+expect "text outside the block is kept" '^tail$'
+check "the generated README passes the check" 0 run --check
+
+rm "$root/results/reference/h100-findings-abc1234/rep-3/COMPLETE"
+check "a repetition without COMPLETE is refused" 2 run
+expect "naming it" 'rep-3 has no COMPLETE'
+echo "complete" >"$root/results/reference/h100-findings-abc1234/rep-3/COMPLETE"
+
+sed -i 's/^loop,alloc_free_per_iter,4,3001$/loop,alloc_free_per_iter,4,/' \
+    "$root/results/reference/h100-findings-abc1234/rep-1/free_stall.raw.csv"
+printf 'fig\tfake\tone\trep-1/free_stall.raw.csv\ttest=loop\tsteps_per_s\tvalue\t.0f\n' >>"$tmp/spec/figures.tsv"
+echo '{one}' >>"$tmp/spec/blocks/fake.md"
+check "an unknown (empty) value is an error, not 0" 2 run
+expect "saying so" 'only unknown \(empty\) values'
+reject "never printed as a number" '\| raw \| 0'
+cp "$tmp/out" "$tmp/unknown.out"
+check "a median skips the unknown value instead of reading it as 0" 0 python3 -c "
+import sys; sys.path[:0] = ['scripts/findings.d', 'scripts/compare.d']
+import figures, spec
+b = spec.load('$tmp/spec/figures.tsv')[0]
+f = [x for x in b.figures if x.name == 'raw'][0]
+v = figures.evaluate(f, spec.resolve_folder('$root', b.folder), figures.Source(), False)
+assert v == '3,004', v"
+
+printf 'fig\tfake\tnone\trep-1/free_stall.raw.csv\ttest=nope\tsteps_per_s\tvalue\t.0f\n' >"$tmp/spec/bad.tsv"
+check "a figure of an unknown block is a spec error" 2 $gen --root "$root" --spec "$tmp/spec/bad.tsv"
+expect "naming the line" 'figures.tsv:1: figure none of unknown block fake'
+head -3 "$tmp/spec/figures.tsv" >"$tmp/spec/nomatch.tsv"
+printf 'fig\tfake\tone\trep-1/free_stall.raw.csv\ttest=nope\tsteps_per_s\tvalue\t.0f\n' >>"$tmp/spec/nomatch.tsv"
+check "a figure matching no row is an error" 2 $gen --root "$root" --spec "$tmp/spec/nomatch.tsv"
+expect "saying so" 'no row in rep-1/free_stall.raw.csv'
+printf 'block\tfake\tresults/reference/h100-findings-*\t@meta\nfig\tfake\tx\ta.csv\t-\tc\tmode\t.0f\n' >"$tmp/spec/stat.tsv"
+check "an unknown statistic is a spec error" 2 $gen --root "$root" --spec "$tmp/spec/stat.tsv"
+expect "naming it" "unknown STAT 'mode'"
+sed -i '$d' "$tmp/spec/blocks/fake.md"
+head -4 "$tmp/spec/figures.tsv" >"$tmp/spec/four.tsv" && mv "$tmp/spec/four.tsv" "$tmp/spec/figures.tsv"
+sed -i '/findings:fake end/d' "$root/README.md"
+check "a block without its end line is an error" 2 run
+expect "naming it" 'block fake has no end line'
+
+checks_report test-findings
+[ "$failures" -eq 0 ]
