@@ -15,7 +15,7 @@ findings:
 findings-check:
 	@scripts/findings --check
 
-test-findings:
-	@tests/findings/run.sh
+test-findings: $(BUILD)/bin/alloc_latency
+	@VL_BIN=$(BUILD)/bin tests/findings/run.sh
 
 TEST_EXTRA_TARGETS += findings-check test-findings

@@ -106,5 +106,12 @@ sed -i '/findings:fake end/d' "$root/README.md"
 check "a block without its end line is an error" 2 run
 expect "naming it" 'block fake has no end line'
 
+# --- help texts carry no measurements (they would go stale, unchecked) -----------------
+bin=${VL_BIN:-build/bin}
+check "the allocators' help" 0 "$bin/alloc_latency" --alloc help
+expect "lists the caching options" '^  caching '
+reject "names no measuring device" 'H100|H200|A100'
+reject "quotes no measured time or before -> after figure" '[0-9]+ ?(us|ns|ms)\b|-> ?[0-9]'
+
 checks_report test-findings
 [ "$failures" -eq 0 ]
