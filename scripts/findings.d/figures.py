@@ -7,6 +7,7 @@ scripts/bench.sh) unless the block's folder was stored before that convention.""
 import glob
 import math
 import os
+import re
 
 import rankstats
 import vlresults
@@ -85,10 +86,23 @@ def fmt(value, spec):
     return text.replace("-", "\u2212") if value < 0 else text
 
 
+def inner(figure, stat, values):
+    """One file's rows reduced to one number (OUTER(INNER)'s INNER)."""
+    if stat == "value":
+        if len(values) != 1:
+            raise SpecError(f"{figure}: 'value' needs exactly one row per file, {len(values)} match")
+        return values[0]
+    return {"sum": sum, "count": len, "min": min, "max": max, "mean": lambda v: sum(v) / len(v),
+            "median": vlresults.median}[stat](values)
+
+
 def evaluate(figure, folder, source, legacy):
     per_file = samples(figure, folder, figure.where, source, legacy)
     flat = [v for vals in per_file for v in vals]
     stat = figure.stat
+    m = re.fullmatch(r"([a-z_]+)\(([a-z]+)\)", stat)
+    if m:  # OUTER(INNER): each file's rows first, then over the files
+        stat, flat = m.group(1), [inner(figure, m.group(2), vals) for vals in per_file if vals]
     if stat == "value":
         if len(flat) != 1:
             raise SpecError(f"{figure}: 'value' needs exactly one row, {len(flat)} match")

@@ -16,11 +16,22 @@ README block is made of. Tab-separated lines, '#' starts a comment:
       COLUMN: a column, optionally scaled: bytes/1e9, ratio*100. STAT: value (exactly
       one row), median, min, max, mean, sum, count, range (min-max), ratio_hl (the
       median ratio of the rows against the AGAINST rows, with its 95% Hodges-Lehmann
-      interval over the processes). FORMAT: a Python format spec (.1f, ",.0f")."""
+      interval over the processes); OUTER(INNER) aggregates each file's rows with INNER
+      (value, sum, count, min, max, median, mean) and then the files with OUTER: range(sum)
+      is the range over the files of each file's sum. FORMAT: a Python format spec
+      (.1f, ",.0f")."""
 import os
 import re
 
 STATS = {"value", "median", "min", "max", "mean", "sum", "count", "range", "ratio_hl"}
+INNER = {"value", "sum", "count", "min", "max", "median", "mean"}
+
+
+def valid_stat(stat):
+    m = re.fullmatch(r"([a-z_]+)\(([a-z]+)\)", stat)
+    if m:
+        return m.group(1) in STATS - {"value", "ratio_hl"} and m.group(2) in INNER
+    return stat in STATS
 
 
 class SpecError(Exception):
@@ -100,8 +111,9 @@ def load(path):
                 _, block, name, files, where, column, stat, fmt = fields[:8]
                 if block not in blocks:
                     raise SpecError(f"figures.tsv:{number}: figure {name} of unknown block {block}")
-                if stat not in STATS:
-                    raise SpecError(f"figures.tsv:{number}: unknown STAT '{stat}' (one of {', '.join(sorted(STATS))})")
+                if not valid_stat(stat):
+                    raise SpecError(f"figures.tsv:{number}: unknown STAT '{stat}' (one of {', '.join(sorted(STATS))}, "
+                                    f"or OUTER(INNER), INNER one of {', '.join(sorted(INNER))})")
                 against = parse_where(fields[8], number) if len(fields) == 9 else None
                 if (stat == "ratio_hl") != (against is not None):
                     raise SpecError(f"figures.tsv:{number}: AGAINST goes with ratio_hl, and only with it")
