@@ -101,6 +101,12 @@ def evaluate(figure, folder, source, legacy):
     flat = [v for vals in per_file for v in vals]
     stat = figure.stat
     m = re.fullmatch(r"([a-z_]+)\(([a-z]+)\)", stat)
+    if m and m.group(1) == "ratio":  # INNER of the rows over INNER of the AGAINST rows
+        ref = [v for vals in samples(figure, folder, figure.against, source, legacy) for v in vals]
+        den = inner(figure, m.group(2), ref)
+        if den == 0:
+            raise SpecError(f"{figure}: ratio over 0")
+        return fmt(inner(figure, m.group(2), flat) / den, figure.fmt)
     if m:  # OUTER(INNER): each file's rows first, then over the files
         stat, flat = m.group(1), [inner(figure, m.group(2), vals) for vals in per_file if vals]
     if stat == "value":

@@ -18,8 +18,9 @@ README block is made of. Tab-separated lines, '#' starts a comment:
       median ratio of the rows against the AGAINST rows, with its 95% Hodges-Lehmann
       interval over the processes); OUTER(INNER) aggregates each file's rows with INNER
       (value, sum, count, min, max, median, mean) and then the files with OUTER: range(sum)
-      is the range over the files of each file's sum. FORMAT: a Python format spec
-      (.1f, ",.0f")."""
+      is the range over the files of each file's sum; ratio(INNER) is INNER of the rows
+      over INNER of the AGAINST rows (ratio(max): the larger peak over the other).
+      FORMAT: a Python format spec (.1f, ",.0f")."""
 import os
 import re
 
@@ -30,8 +31,12 @@ INNER = {"value", "sum", "count", "min", "max", "median", "mean"}
 def valid_stat(stat):
     m = re.fullmatch(r"([a-z_]+)\(([a-z]+)\)", stat)
     if m:
-        return m.group(1) in STATS - {"value", "ratio_hl"} and m.group(2) in INNER
+        return m.group(1) in (STATS | {"ratio"}) - {"value", "ratio_hl"} and m.group(2) in INNER
     return stat in STATS
+
+
+def needs_against(stat):
+    return stat == "ratio_hl" or stat.startswith("ratio(")
 
 
 class SpecError(Exception):
@@ -115,8 +120,8 @@ def load(path):
                     raise SpecError(f"figures.tsv:{number}: unknown STAT '{stat}' (one of {', '.join(sorted(STATS))}, "
                                     f"or OUTER(INNER), INNER one of {', '.join(sorted(INNER))})")
                 against = parse_where(fields[8], number) if len(fields) == 9 else None
-                if (stat == "ratio_hl") != (against is not None):
-                    raise SpecError(f"figures.tsv:{number}: AGAINST goes with ratio_hl, and only with it")
+                if needs_against(stat) != (against is not None):
+                    raise SpecError(f"figures.tsv:{number}: AGAINST goes with ratio_hl and ratio(INNER), and only with them")
                 if any(x.name == name for x in blocks[block].figures):
                     raise SpecError(f"figures.tsv:{number}: figure {block}.{name} defined twice")
                 blocks[block].figures.append(Figure(block, name, files, parse_where(where, number),
