@@ -39,7 +39,7 @@ def read(path):
 
 
 def matching_files(folder, pattern, figure, legacy):
-    paths = sorted(glob.glob(os.path.join(folder, pattern)))
+    paths = sorted({p for part in pattern.split(",") for p in glob.glob(os.path.join(folder, part))})
     if not paths:
         raise SpecError(f"{figure}: no file {pattern} in {folder}")
     if not legacy:

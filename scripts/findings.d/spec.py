@@ -11,7 +11,7 @@ README block is made of. Tab-separated lines, '#' starts a comment:
       was stored before runs wrote COMPLETE, so its files are read without it.
   fig    NAME  FIGURE  FILES  WHERE  COLUMN  STAT  FORMAT  [AGAINST]
       One figure of block NAME, {FIGURE} in its template. FILES: a glob under FOLDER
-      (rep-*/x.csv reads every repetition). WHERE: col=value,... (or "-": every row);
+      (rep-*/x.csv reads every repetition), or several separated by commas. WHERE: col=value,... (or "-": every row);
       col!=value, and col>=N / col<=N for numbers.
       COLUMN: a column, optionally scaled: bytes/1e9, ratio*100. STAT: value (exactly
       one row), median, min, max, mean, sum, count, range (min-max), ratio_hl (the
