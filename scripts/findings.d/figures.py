@@ -54,7 +54,11 @@ def matching_files(folder, pattern, figure, legacy):
 def samples(figure, folder, where, source, legacy):
     """One list of numbers per file (per process), from the rows that match WHERE."""
     per_file, unknown = [], 0
-    for path in matching_files(folder, figure.files, figure, legacy):
+    where = dict(where)
+    files = figure.files
+    if "file" in where:  # AGAINST's own files (file=GLOB): the other side of a ratio
+        files = where.pop("file")[0][1]
+    for path in matching_files(folder, files, figure, legacy):
         meta, header, rows = read(path)
         source.meta[path] = meta
         for col in list(where) + [figure.column]:
@@ -73,7 +77,7 @@ def samples(figure, folder, where, source, legacy):
         per_file.append(values)
     if not any(per_file):
         what = f"only unknown (empty) values" if unknown else "no row"
-        raise SpecError(f"{figure}: {what} in {figure.files} where {describe(where)}")
+        raise SpecError(f"{figure}: {what} in {files} where {describe(where)}")
     return per_file
 
 

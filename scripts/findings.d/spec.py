@@ -18,7 +18,8 @@ README block is made of. Tab-separated lines, '#' starts a comment:
       median ratio of the rows against the AGAINST rows, with its 95% Hodges-Lehmann
       interval over the processes); OUTER(INNER) aggregates each file's rows with INNER
       (value, sum, count, min, max, median, mean) and then the files with OUTER: range(sum)
-      is the range over the files of each file's sum; ratio(INNER) is INNER of the rows
+      is the range over the files of each file's sum; in AGAINST, file=GLOB reads the
+      other side from other files; ratio(INNER) is INNER of the rows
       over INNER of the AGAINST rows (ratio(max): the larger peak over the other).
       FORMAT: a Python format spec (.1f, ",.0f")."""
 import os
