@@ -4,7 +4,8 @@ README block is made of. Tab-separated lines, '#' starts a comment:
   block  NAME  FOLDER  COMMAND
       A block of the README, between <!-- findings:NAME begin ... --> and
       <!-- findings:NAME end -->, rendered from scripts/findings.d/blocks/NAME.md.
-      FOLDER: the stored data under results/reference/ (relative to the tree's root);
+      FOLDER: the stored data under results/reference/ (relative to the tree's root),
+      a folder or an archive of one (.tgz);
       a glob (results/reference/h100-findings-*) takes the newest folder it matches.
       COMMAND: the command that produced the data; "@meta" takes the '# command:'
       lines of the CSVs the block reads. An optional fifth field "legacy": the folder
@@ -133,10 +134,38 @@ def load(path):
     return list(blocks.values())
 
 
+ARCHIVES = (".tgz", ".tar.gz", ".txz", ".tar.xz")
+_unpacked = {}
+
+
+def unpack(archive):
+    """A stored archive's files, unpacked once into a scratch folder (removed at exit)."""
+    if archive not in _unpacked:
+        import atexit
+        import shutil
+        import tarfile
+        import tempfile
+        scratch = tempfile.mkdtemp(prefix="findings.")
+        atexit.register(shutil.rmtree, scratch, True)
+        try:
+            with tarfile.open(archive) as t:
+                members = [m for m in t.getmembers() if m.isfile() or m.isdir()]  # no links, no devices
+                for m in members:
+                    if m.name.startswith("/") or ".." in m.name.split("/"):
+                        raise SpecError(f"{archive}: member {m.name} leaves the archive's folder")
+                t.extractall(scratch, members)
+        except (tarfile.TarError, OSError) as e:
+            raise SpecError(f"{archive}: cannot unpack: {e}")
+        _unpacked[archive] = scratch
+    return _unpacked[archive]
+
+
 def resolve_folder(root, folder):
-    """FOLDER, or the newest (by name) of the folders its glob matches."""
+    """FOLDER, or the newest (by name) of the folders its glob matches; an archive
+    (.tgz, .tar.gz, .txz) is read as the folder it unpacks to."""
     import glob
-    matches = sorted(p for p in glob.glob(os.path.join(root, folder)) if os.path.isdir(p))
+    matches = sorted(p for p in glob.glob(os.path.join(root, folder))
+                     if os.path.isdir(p) or (os.path.isfile(p) and p.endswith(ARCHIVES)))
     if not matches:
         raise SpecError(f"no stored data at {folder}")
-    return matches[-1]
+    return unpack(matches[-1]) if os.path.isfile(matches[-1]) else matches[-1]

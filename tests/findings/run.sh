@@ -106,6 +106,32 @@ sed -i '/findings:fake end/d' "$root/README.md"
 check "a block without its end line is an error" 2 run
 expect "naming it" 'block fake has no end line'
 
+# --- statistics across files, a ratio against other files, an archive ---------------------
+printf 'block\tagg\tresults/reference/h100-findings-*\t@meta\n' >"$tmp/spec/agg.tsv"
+printf 'fig\tagg\tsums\trep-*/free_stall.caching.csv\t-\tsteps_per_s\trange(sum)\t.0f\n' >>"$tmp/spec/agg.tsv"
+printf 'fig\tagg\tr\trep-*/free_stall.caching.csv\t-\tsteps_per_s\tratio(max)\t.2f\tfile=rep-*/free_stall.raw.csv\n' >>"$tmp/spec/agg.tsv"
+mkdir -p "$tmp/spec/blocks" && echo '{sums} {r}' >"$tmp/spec/blocks/agg.md"
+printf '<!-- findings:agg begin -->\n<!-- findings:agg end -->\n' >"$root/AGG.md"
+check "range(sum) and ratio(max) against other files" 0 $gen --root "$root" --spec "$tmp/spec/agg.tsv" "$root/AGG.md"
+cp "$root/AGG.md" "$tmp/out"
+expect "each file's sum, then the range; max over the other files' max (rep-1's raw value is unknown, skipped)" '^75100–75500 25\.12$'
+( cd "$root/results/reference" && tar czf h100-findings-abc1234.tgz h100-findings-abc1234 )
+printf 'block\tagg\tresults/reference/h100-findings-abc1234.tgz\t@meta\n' >"$tmp/spec/tgz.tsv"
+sed -n '2,3p' "$tmp/spec/agg.tsv" | sed 's#rep-\*/#h100-findings-abc1234/rep-*/#g' >>"$tmp/spec/tgz.tsv"
+cp "$tmp/spec/tgz.tsv" "$tmp/spec/agg.tsv"
+check "a stored archive is read as its folder" 0 $gen --root "$root" --spec "$tmp/spec/agg.tsv" "$root/AGG.md"
+cp "$root/AGG.md" "$tmp/out"
+expect "the same figures from the archive" '^75100–75500 25\.12$'
+expect "the block names the archive" 'source: results/reference/h100-findings-abc1234\.tgz;'
+
+mkdir -p "$tmp/evil" && echo x >"$tmp/evil/x.csv"
+python3 -c "
+import tarfile, sys
+with tarfile.open(sys.argv[1], 'w:gz') as t:
+    t.add(sys.argv[2], arcname='../escape.csv')" "$root/results/reference/h100-findings-abc1234.tgz" "$tmp/evil/x.csv"
+check "an archive member outside its folder is refused" 2 $gen --root "$root" --spec "$tmp/spec/agg.tsv" "$root/AGG.md"
+expect "naming it" 'member ../escape.csv leaves the archive'
+
 # --- help texts carry no measurements (they would go stale, unchecked) -----------------
 bin=${VL_BIN:-build/bin}
 check "the allocators' help" 0 "$bin/alloc_latency" --alloc help
