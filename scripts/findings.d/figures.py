@@ -61,23 +61,29 @@ def samples(figure, folder, where, source, legacy):
     for path in matching_files(folder, files, figure, legacy):
         meta, header, rows = read(path)
         source.meta[path] = meta
-        for col in list(where) + [figure.column]:
+        for col in list(where) + figure.column.names():
             if col not in header:
                 raise SpecError(f"{figure}: {os.path.relpath(path)} has no column {col}")
         idx = {c: header.index(c) for c in where}
-        col = header.index(figure.column)
+        col = header.index(figure.column.name)
+        over = header.index(figure.column.over) if figure.column.over else None
         values = []
         for row in rows:
             if all(matches(conds, row[idx[c]]) for c, conds in where.items()):
                 v = vlresults.number(row[col]) if col < len(row) else None
+                if v is not None and over is not None:
+                    d = vlresults.number(row[over]) if over < len(row) else None
+                    v = v / d if d else None  # unknown or 0 below: no ratio
                 if v is None:
                     unknown += 1
                 else:
-                    values.append(v * figure.scale)
+                    values.append(v * figure.column.factor)
         per_file.append(values)
     if not any(per_file):
-        what = f"only unknown (empty) values" if unknown else "no row"
-        raise SpecError(f"{figure}: {what} in {files} where {describe(where)}")
+        where_text = f"in {files} where {describe(where)}"
+        if unknown:
+            raise Unknown(f"{figure}: only unknown (empty) values {where_text}")
+        raise SpecError(f"{figure}: no row {where_text}")
     return per_file
 
 
@@ -100,7 +106,20 @@ def inner(figure, stat, values):
             "median": vlresults.median}[stat](values)
 
 
+class Unknown(SpecError):
+    """Every matching stored value is unknown (empty)."""
+
+
 def evaluate(figure, folder, source, legacy):
+    try:
+        return evaluate_known(figure, folder, source, legacy)
+    except Unknown:
+        if figure.unknown_text:
+            return figure.unknown_text
+        raise
+
+
+def evaluate_known(figure, folder, source, legacy):
     per_file = samples(figure, folder, figure.where, source, legacy)
     flat = [v for vals in per_file for v in vals]
     stat = figure.stat

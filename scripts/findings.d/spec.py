@@ -14,7 +14,8 @@ README block is made of. Tab-separated lines, '#' starts a comment:
       One figure of block NAME, {FIGURE} in its template. FILES: a glob under FOLDER
       (rep-*/x.csv reads every repetition), or several separated by commas. WHERE: col=value,... (or "-": every row);
       col!=value, and col>=N / col<=N for numbers.
-      COLUMN: a column, optionally scaled: bytes/1e9, ratio*100. STAT: value (exactly
+      COLUMN: a column, optionally scaled (bytes/1e9, ratio*100) or over another column
+      of the same row (peak_reserved_bytes/peak_requested_bytes). STAT: value (exactly
       one row), median, min, max, mean, sum, count, range (min-max), ratio_hl (the
       median ratio of the rows against the AGAINST rows, with its 95% Hodges-Lehmann
       interval over the processes); OUTER(INNER) aggregates each file's rows with INNER
@@ -22,7 +23,9 @@ README block is made of. Tab-separated lines, '#' starts a comment:
       is the range over the files of each file's sum; in AGAINST, file=GLOB reads the
       other side from other files; ratio(INNER) is INNER of the rows
       over INNER of the AGAINST rows (ratio(max): the larger peak over the other).
-      FORMAT: a Python format spec (.1f, ",.0f")."""
+      FORMAT: a Python format spec (.1f, ",.0f"); FORMAT|TEXT prints TEXT where every
+      stored value is unknown (an allocator that keeps no such count), which is
+      otherwise an error."""
 import os
 import re
 
@@ -55,8 +58,11 @@ class Figure:
     def __init__(self, block, name, files, where, column, stat, fmt, against, line):
         self.block, self.name, self.files, self.line = block, name, files, line
         self.where, self.against = where, against
-        self.column, self.scale = column
-        self.stat, self.fmt = stat, fmt
+        self.column = column
+        self.stat = stat
+        # FORMAT|TEXT: TEXT stands where the stored value is unknown (empty), e.g. for an
+        # allocator that keeps no such count; without it an unknown value is an error.
+        self.fmt, _, self.unknown_text = fmt.partition("|")
 
     def __str__(self):
         return f"{self.block}.{self.name} (figures.tsv:{self.line})"
@@ -89,15 +95,30 @@ def matches(where, field):
     return True
 
 
+class Column:
+    """NAME, scaled by a number (NAME/1e9, NAME*100) or divided by another column of the
+    same row (NAME/OTHER: unknown where either is)."""
+
+    def __init__(self, name, factor=1.0, over=None):
+        self.name, self.factor, self.over = name, factor, over
+
+    def names(self):
+        return [self.name] + ([self.over] if self.over else [])
+
+
 def parse_column(text, line):
-    m = re.fullmatch(r"([A-Za-z_][A-Za-z0-9_]*)(?:([*/])([0-9.eE+-]+))?", text)
+    m = re.fullmatch(r"([A-Za-z_][A-Za-z0-9_]*)(?:([*/])([0-9.eE+-]+|[A-Za-z_][A-Za-z0-9_]*))?", text)
     if not m:
-        raise SpecError(f"figures.tsv:{line}: COLUMN '{text}' is not NAME, NAME/N or NAME*N")
+        raise SpecError(f"figures.tsv:{line}: COLUMN '{text}' is not NAME, NAME/N, NAME*N or NAME/NAME")
+    if m.group(3) and re.match(r"[A-Za-z_]", m.group(3)):
+        if m.group(2) != "/":
+            raise SpecError(f"figures.tsv:{line}: COLUMN '{text}': a column can only be divided by another")
+        return Column(m.group(1), over=m.group(3))
     factor = 1.0
     if m.group(2):
         factor = float(m.group(3))
         factor = 1.0 / factor if m.group(2) == "/" else factor
-    return m.group(1), factor
+    return Column(m.group(1), factor)
 
 
 def load(path):
