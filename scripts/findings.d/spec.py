@@ -8,8 +8,10 @@ README block is made of. Tab-separated lines, '#' starts a comment:
       a folder or an archive of one (.tgz);
       a glob (results/reference/h100-findings-*) takes the newest folder it matches.
       COMMAND: the command that produced the data; "@meta" takes the '# command:'
-      lines of the CSVs the block reads. An optional fifth field "legacy": the folder
-      was stored before runs wrote COMPLETE, so its files are read without it.
+      lines of the CSVs the block reads. An optional fifth field: "legacy", the folder
+      was stored before runs wrote COMPLETE, so its files are read without it; or
+      "pending", data not stored yet: while no folder matches, the block says so (and
+      how to measure it) instead of figures.
   fig    NAME  FIGURE  FILES  WHERE  COLUMN  STAT  FORMAT  [AGAINST]
       One figure of block NAME, {FIGURE} in its template. FILES: a glob under FOLDER
       (rep-*/x.csv reads every repetition), or several separated by commas. WHERE: col=value,... (or "-": every row);
@@ -49,8 +51,9 @@ class SpecError(Exception):
 
 
 class Block:
-    def __init__(self, name, folder, command, legacy, line):
-        self.name, self.folder, self.command, self.legacy, self.line = name, folder, command, legacy, line
+    def __init__(self, name, folder, command, flag, line):
+        self.name, self.folder, self.command, self.line = name, folder, command, line
+        self.legacy, self.pending = flag == "legacy", flag == "pending"
         self.figures = []
 
 
@@ -131,10 +134,11 @@ def load(path):
                 continue
             fields = [x.strip() for x in line.split("\t") if x.strip()]
             kind = fields[0]
-            if kind == "block" and (len(fields) == 4 or (len(fields) == 5 and fields[4] == "legacy")):
+            if kind == "block" and (len(fields) == 4 or (len(fields) == 5 and fields[4] in ("legacy", "pending"))):
                 if fields[1] in blocks:
                     raise SpecError(f"figures.tsv:{number}: block {fields[1]} defined twice")
-                blocks[fields[1]] = Block(fields[1], fields[2], fields[3], len(fields) == 5, number)
+                blocks[fields[1]] = Block(fields[1], fields[2], fields[3], fields[4] if len(fields) == 5 else "",
+                                          number)
             elif kind == "fig" and len(fields) in (8, 9):
                 _, block, name, files, where, column, stat, fmt = fields[:8]
                 if block not in blocks:
@@ -150,7 +154,7 @@ def load(path):
                 blocks[block].figures.append(Figure(block, name, files, parse_where(where, number),
                                                     parse_column(column, number), stat, fmt, against, number))
             else:
-                raise SpecError(f"figures.tsv:{number}: expected 'block NAME FOLDER COMMAND [legacy]' or "
+                raise SpecError(f"figures.tsv:{number}: expected 'block NAME FOLDER COMMAND [legacy|pending]' or "
                                 "'fig BLOCK FIGURE FILES WHERE COLUMN STAT FORMAT [AGAINST]' (tab-separated)")
     return list(blocks.values())
 
@@ -179,6 +183,12 @@ def unpack(archive):
             raise SpecError(f"{archive}: cannot unpack: {e}")
         _unpacked[archive] = scratch
     return _unpacked[archive]
+
+
+def stored(root, folder):
+    """Whether any stored folder or archive matches FOLDER."""
+    import glob
+    return any(os.path.isdir(p) or p.endswith(ARCHIVES) for p in glob.glob(os.path.join(root, folder)))
 
 
 def resolve_folder(root, folder):

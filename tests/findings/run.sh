@@ -132,6 +132,28 @@ with tarfile.open(sys.argv[1], 'w:gz') as t:
 check "an archive member outside its folder is refused" 2 $gen --root "$root" --spec "$tmp/spec/agg.tsv" "$root/AGG.md"
 expect "naming it" 'member ../escape.csv leaves the archive'
 
+# --- the real findings_rep block on a fake folder of tests/gpu/findings_remeasure.sh's layout ---
+rep_root=$tmp/reproot
+mkdir -p "$tmp/repspec/blocks" "$rep_root"
+grep -P '^(block|fig)\tfindings_rep\t' scripts/findings.d/figures.tsv >"$tmp/repspec/figures.tsv"
+cp scripts/findings.d/blocks/findings_rep.md "$tmp/repspec/blocks/"
+printf '<!-- findings:findings_rep begin -->\n<!-- findings:findings_rep end -->\n' >"$rep_root/README.md"
+check "findings_rep before any data is stored" 0 $gen --root "$rep_root" --spec "$tmp/repspec/figures.tsv"
+cp "$rep_root/README.md" "$tmp/out"
+expect "says it is not measured yet" '^_Not measured yet: nothing is stored at'
+reject "and shows no figure" '\| [0-9]'
+for k in 1 2 3 4 5; do  # 5 repetitions: the H200 run's CSVs, as bench.sh --repeat lays them out
+    d=$rep_root/results/reference/h100-findings-abc1234/rep-$k
+    mkdir -p "$d" && cp results/reference/h200-full/*.csv "$d/" && echo "complete x jobs=1" >"$d/COMPLETE"
+done
+check "findings_rep from 5 stored repetitions" 0 $gen --root "$rep_root" --spec "$tmp/repspec/figures.tsv"
+cp "$rep_root/README.md" "$tmp/out"
+expect "the median over the 5 processes" 'median over 5 processes'
+expect "a figure with its range and ratio" '^\| free_stall, 4 streams, 50 µs kernels: steps/s \(raw\) \| `cudaMalloc`/`cudaFree` per step: 3,004 \(3,004\) \| allocated once: 69,968 \(69,968\) \| ×23\.29 \[23\.29, 23\.29\] \|$'
+reject "no unfilled placeholder" '\{[a-z0-9_]+\}'
+rm "$rep_root/results/reference/h100-findings-abc1234/rep-5/COMPLETE"
+check "an unfinished repetition is refused" 2 $gen --root "$rep_root" --spec "$tmp/repspec/figures.tsv"
+
 # --- help texts carry no measurements (they would go stale, unchecked) -----------------
 bin=${VL_BIN:-build/bin}
 check "the allocators' help" 0 "$bin/alloc_latency" --alloc help
