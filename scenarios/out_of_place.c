@@ -241,8 +241,10 @@ static void largest_row(vl_program *p, const struct form *f, size_t resolution)
     vl_largest_alloc r = vl_largest_fit_near(free_now, resolution, guess, form_fits, &fp);
     vl_trim(p->alloc);
     VL_CUDA_CHECK(cudaDeviceSynchronize());
-    vl_csv_row(p->csv, "largest,%s,%s,,,,,,,,,,,,%zu,%.4f,%zu,,ok", f->name, f->role, r.largest_bytes,
-               free_now ? (double)r.largest_bytes / (double)free_now : 0.0, r.probes);
+    char fraction[32]; /* no free memory to compare with: unknown, an empty field */
+    vl_csv_row(p->csv, "largest,%s,%s,,,,,,,,,,,,%zu,%s,%zu,,ok", f->name, f->role, r.largest_bytes,
+               vl_csv_f64(free_now ? (double)r.largest_bytes / (double)free_now : NAN, 4, fraction, sizeof fraction),
+               r.probes);
 }
 
 int main(int argc, char **argv)

@@ -84,10 +84,10 @@ reject "never printed as a number" '\| raw \| 0'
 cp "$tmp/out" "$tmp/unknown.out"
 check "a median skips the unknown value instead of reading it as 0" 0 python3 -c "
 import sys; sys.path[:0] = ['scripts/findings.d', 'scripts/compare.d']
-import figures, spec
+import figures, spec, stored
 b = spec.load('$tmp/spec/figures.tsv')[0]
 f = [x for x in b.figures if x.name == 'raw'][0]
-v = figures.evaluate(f, spec.resolve_folder('$root', b.folder), figures.Source(), False)
+v = figures.evaluate(f, stored.resolve_folder('$root', b.folder), figures.Source(), False)
 assert v == '3,004', v"
 
 printf 'fig\tfake\tnone\trep-1/free_stall.raw.csv\ttest=nope\tsteps_per_s\tvalue\t.0f\n' >"$tmp/spec/bad.tsv"
