@@ -68,11 +68,14 @@ def samples(figure, folder, where, source, legacy):
         col = header.index(figure.column.name)
         over = header.index(figure.column.over) if figure.column.over else None
         values = []
-        for row in rows:
+        for number, row in enumerate(rows, 1):
+            if len(row) != len(header):
+                raise SpecError(f"{figure}: {os.path.relpath(path)}: data row {number} has {len(row)} fields, "
+                                f"the header {len(header)}: a malformed file is not a result")
             if all(matches(conds, row[idx[c]]) for c, conds in where.items()):
-                v = vlresults.number(row[col]) if col < len(row) else None
+                v = vlresults.number(row[col])
                 if v is not None and over is not None:
-                    d = vlresults.number(row[over]) if over < len(row) else None
+                    d = vlresults.number(row[over])
                     v = v / d if d else None  # unknown or 0 below: no ratio
                 if v is None:
                     unknown += 1

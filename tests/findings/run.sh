@@ -90,6 +90,11 @@ f = [x for x in b.figures if x.name == 'raw'][0]
 v = figures.evaluate(f, stored.resolve_folder('$root', b.folder), figures.Source(), False)
 assert v == '3,004', v"
 
+echo "loop,alloc_free_per_iter,4" >>"$root/results/reference/h100-findings-abc1234/rep-2/free_stall.raw.csv"
+check "a malformed row is an error, not skipped" 2 run
+expect "naming the file and row" 'rep-2/free_stall.raw.csv: data row 2 has 3 fields, the header 4'
+sed -i '$d' "$root/results/reference/h100-findings-abc1234/rep-2/free_stall.raw.csv"
+
 printf 'fig\tfake\tnone\trep-1/free_stall.raw.csv\ttest=nope\tsteps_per_s\tvalue\t.0f\n' >"$tmp/spec/bad.tsv"
 check "a figure of an unknown block is a spec error" 2 $gen --root "$root" --spec "$tmp/spec/bad.tsv"
 expect "naming the line" 'figures.tsv:1: figure none of unknown block fake'
