@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <math.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -241,6 +242,15 @@ const char *vl_csv_i64(long long v, char *buf, size_t buflen)
         buf[0] = '\0'; /* VL_UNKNOWN: an empty field, never a fake 0 */
     else
         snprintf(buf, buflen, "%lld", v);
+    return buf;
+}
+
+const char *vl_csv_f64(double v, int decimals, char *buf, size_t buflen)
+{
+    if (!isfinite(v))
+        buf[0] = '\0'; /* unknown: an empty field, never a fake 0 or -1 */
+    else
+        snprintf(buf, buflen, "%.*f", decimals, v);
     return buf;
 }
 

@@ -1,5 +1,7 @@
 /* CSV output: '#' metadata lines (lib/runinfo.h, then the program's own), one header
- * row, data rows. Units belong in column names (_bytes, _ns, _ms, _gbps). */
+ * row, data rows. Units belong in column names (_bytes, _ns, _ms, _gbps).
+ * An unknown or unmeasured value is an empty field, never 0 or -1: readers
+ * (scripts/compare, plots, scripts/matrix, scripts/findings) take it as missing. */
 #ifndef VL_CSV_H
 #define VL_CSV_H
 
@@ -29,6 +31,9 @@ int vl_csv_row(vl_csv *c, const char *fmt, ...) __attribute__((format(printf, 2,
 const char *vl_csv_error(const vl_csv *c);
 /* A statistic that may be VL_UNKNOWN: writes "" for unknown, the number otherwise. */
 const char *vl_csv_i64(long long v, char *buf, size_t buflen);
+/* A measured ratio or time that may be unknown (NaN or infinite): "" for unknown,
+ * the number with DECIMALS decimals otherwise. */
+const char *vl_csv_f64(double v, int decimals, char *buf, size_t buflen);
 /* Closes and gives the file its final name; returns 0, or -1 if any row or write
  * failed (the rows written are still kept under the final name). */
 int vl_csv_close(vl_csv *c);

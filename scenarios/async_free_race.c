@@ -16,6 +16,7 @@
  * backlog; the host then refills it for the next batch:
  *   host_reuse_no_wait (bad) / host_reuse_event_sync (fixed: wait for the copy's event).
  * Corrupted elements are those of the device copy that hold the refill. */
+#include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -71,12 +72,13 @@ static void queue_side_work(experiment *x, uint32_t *buf, size_t n, uint64_t lag
     vl_touch_u32(buf, n, 1, x->b);
 }
 
-/* Device time of B's backlog for this size and lag (median of a few). */
+/* Device time of B's backlog for this size and lag (median of a few); NAN (an empty
+ * field) when its buffer could not be had. */
 static double side_work_ms(experiment *x, size_t bytes, uint64_t lag_ns)
 {
     vl_allocator *al = x->p->alloc;
     uint32_t *buf = vl_allocate(al, bytes, (vl_stream)x->b);
-    if (!buf) return -1;
+    if (!buf) return NAN;
     vl_gpu_timer t;
     vl_gpu_timer_init(&t);
     double ms[5];
@@ -149,11 +151,16 @@ static int device_trial(experiment *x, enum variant v, size_t bytes, uint64_t la
 static void write_row(experiment *x, const char *section, const char *variant, const char *role, size_t bytes,
                       uint64_t lag_ns, double side_ms, cell *c, const char *status)
 {
+    /* What was not measured (no trial ran, no free timed, no backlog: host rows) is an
+     * empty field. */
     vl_summary fs = vl_summarize(c->free_ns, (size_t)c->nfree);
-    double worst = bytes ? (double)c->worst_elements / (double)(bytes / 4) : 0;
-    vl_csv_row(x->p->csv, "%s,%s,%s,%zu,%llu,%.4f,%d,%d,%llu,%.6f,%d,%d,%.0f,%.0f,%s", section, variant, role, bytes,
-               (unsigned long long)lag_ns, side_ms, c->trials, c->corrupted_trials, c->corrupted_elements, worst,
-               c->reused_trials, c->oom_trials, fs.median, fs.p99, status);
+    double worst = bytes && c->trials ? (double)c->worst_elements / (double)(bytes / 4) : NAN;
+    char side[32], worst_text[32], free_median[32], free_p99[32];
+    vl_csv_row(x->p->csv, "%s,%s,%s,%zu,%llu,%s,%d,%d,%llu,%s,%d,%d,%s,%s,%s", section, variant, role, bytes,
+               (unsigned long long)lag_ns, vl_csv_f64(side_ms, 4, side, sizeof side), c->trials, c->corrupted_trials,
+               c->corrupted_elements, vl_csv_f64(worst, 6, worst_text, sizeof worst_text), c->reused_trials,
+               c->oom_trials, vl_csv_f64(c->nfree ? fs.median : NAN, 0, free_median, sizeof free_median),
+               vl_csv_f64(c->nfree ? fs.p99 : NAN, 0, free_p99, sizeof free_p99), status);
 }
 
 static void run_device_side(experiment *x, const uint64_t *sizes, size_t nsizes, const uint64_t *lags, size_t nlags)
@@ -224,7 +231,7 @@ static void run_host_side(experiment *x, const uint64_t *sizes, size_t nsizes, c
                     VL_CUDA_CHECK(cudaDeviceSynchronize());
                 }
                 write_row(x, "host", wait ? "host_reuse_event_sync" : "host_reuse_no_wait", wait ? "fixed" : "bad",
-                          bytes, lags[li], -1, &c, c.trials ? "ok" : "oom");
+                          bytes, lags[li], NAN, &c, c.trials ? "ok" : "oom");
             }
         }
         VL_CUDA_CHECK(cudaFreeHost(host));
@@ -274,7 +281,7 @@ int main(int argc, char **argv)
                 "device rows: host time of the free call; host rows: time the host waited before refilling");
     vl_csv_header(p.csv, CSV_COLUMNS);
     if (nsizes == 0) {
-        vl_csv_row(p.csv, "device,all,bad,0,0,-1,0,0,0,0,0,1,,,oom");
+        vl_csv_row(p.csv, "device,all,bad,0,0,,0,0,0,,0,1,,,oom");
     } else {
         run_device_side(&x, sizes, nsizes, lags, nlags);
         run_host_side(&x, sizes, nhost, lags, nlags);

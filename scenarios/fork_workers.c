@@ -274,14 +274,17 @@ static int run_pool(vl_program *p, int variant, int n, int first_calls)
     if (used < 0) used = 0;
 
     if (first_calls) row_first_calls(p, variant, pl);
-    char med[32] = "", mx[32] = "", per[32] = "";
+    /* With no worker ready nothing was measured: empty fields, not 0. */
+    char med[32] = "", mx[32] = "", per[32] = "", used_text[32] = "", release[32] = "";
     if (ok) {
         snprintf(med, sizeof med, "%.2f", st.median);
         snprintf(mx, sizeof mx, "%.2f", st.max);
         snprintf(per, sizeof per, "%lld", used / ok);
+        snprintf(used_text, sizeof used_text, "%lld", used);
+        snprintf(release, sizeof release, "%.1f", release_ms);
     }
-    vl_csv_row(p->csv, "context_cost,%s,%s,%s,%d,,,,%d,%lld,%s,%s,%s,%.1f,%s", variant_name[variant],
-               variant_role[variant], ok == n ? "ok" : "error", n, ok, used, per, med, mx, release_ms, end_text);
+    vl_csv_row(p->csv, "context_cost,%s,%s,%s,%d,,,,%d,%s,%s,%s,%s,%s,%s", variant_name[variant],
+               variant_role[variant], ok == n ? "ok" : "error", n, ok, used_text, per, med, mx, release, end_text);
     free(pl);
     return ok;
 }

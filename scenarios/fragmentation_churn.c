@@ -19,6 +19,7 @@
  * --memory limits the device to a working set (lib/scenario/ballast.h; default 16 GiB,
  * the same on every GPU; --quick: 4 GiB; 0: the whole device) and the patterns scale
  * to it. */
+#include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -47,7 +48,7 @@ typedef struct arena {
     size_t nslots;
     size_t live_bytes;
     long ooms, ooms_despite_free;
-    double peak_ratio; /* the pattern's peak reserved / peak allocated, once measured */
+    double peak_ratio; /* the pattern's peak reserved / peak allocated, once measured; NAN unknown */
     const char *pattern;
 } arena;
 
@@ -126,11 +127,14 @@ static void arena_final(arena *ar, const char *record, long step)
     if (ar->peak_ratio == 0)
         ar->peak_ratio = before.peak_allocated_bytes > 0 && before.peak_reserved_bytes != VL_UNKNOWN
                              ? (double)before.peak_reserved_bytes / (double)before.peak_allocated_bytes
-                             : -1;
-    vl_csv_row(ar->p->csv, "%s,%s,%ld,%zu,%s,%ld,%ld,%zu,%lld,%.4f,%.4f,ok", record, ar->pattern, step,
+                             : NAN;
+    char largest_ratio[32], peak_ratio[32];
+    vl_csv_row(ar->p->csv, "%s,%s,%ld,%zu,%s,%ld,%ld,%zu,%lld,%s,%s,ok", record, ar->pattern, step,
                ar->live_bytes, vl_mem_sample_values(&before, vals, sizeof vals), ar->ooms, ar->ooms_despite_free,
                r.largest_bytes, (long long)free_total,
-               free_total > 0 ? (double)r.largest_bytes / (double)free_total : 0.0, ar->peak_ratio);
+               vl_csv_f64(free_total > 0 ? (double)r.largest_bytes / (double)free_total : NAN, 4, largest_ratio,
+                          sizeof largest_ratio),
+               vl_csv_f64(ar->peak_ratio, 4, peak_ratio, sizeof peak_ratio));
 }
 
 /* The end measurements (with every other live block freed too, when asked), then

@@ -330,9 +330,17 @@ static void race_section(producer *x, uint64_t bytes, const uint64_t *lags, int 
                 corrupted += r.mismatches > 0;
                 elements += r.mismatches;
             }
-            vl_csv_row(x->p->csv, "race,%s,%s,%s,%llu,%zu,%llu,%d,%d,%d,%llu,,,,%s", variant, role, status,
-                       (unsigned long long)bytes, alloc_bytes, (unsigned long long)lags[li], done, reused, corrupted,
-                       elements, err);
+            /* No trial done (not applicable, an error, an OOM): the counts of what a trial
+             * finds are unknown, empty fields, not 0. */
+            char reused_s[24] = "", corrupted_s[24] = "", elements_s[24] = "";
+            if (done) {
+                snprintf(reused_s, sizeof reused_s, "%d", reused);
+                snprintf(corrupted_s, sizeof corrupted_s, "%d", corrupted);
+                snprintf(elements_s, sizeof elements_s, "%llu", elements);
+            }
+            vl_csv_row(x->p->csv, "race,%s,%s,%s,%llu,%zu,%llu,%d,%s,%s,%s,,,,%s", variant, role, status,
+                       (unsigned long long)bytes, alloc_bytes, (unsigned long long)lags[li], done, reused_s,
+                       corrupted_s, elements_s, err);
         }
     VL_CUDA_CHECK(cudaEventDestroy(ev));
 }

@@ -13,6 +13,7 @@
  * that still fits before an OOM (bisection, allocation pattern only, no kernels), for
  * each distinct pattern (1, 2 or 3 tensors alive at the peak).
  * --memory limits the device to a working set (lib/scenario/ballast.h). */
+#include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -199,11 +200,13 @@ static void timing_row(vl_program *p, const struct form *f, size_t bytes, cudaSt
     VL_CUDA_CHECK(cudaStreamSynchronize(stream));
     vl_summary ds = vl_summarize(dev_ms, (size_t)done), ws = vl_summarize(wall_ms, (size_t)done);
     double traffic = 2.0 * (double)bytes * f->passes;
-    char b1[24], b2[24];
-    vl_csv_row(p->csv, "timing,%s,%s,%zu,%s,%s,%.3f,%d,%.4f,%.4f,%.4f,%.4f,%.0f,%.1f,,,,%llu,%s", f->name, f->role,
+    char b1[24], b2[24], over[32];
+    vl_csv_row(p->csv, "timing,%s,%s,%zu,%s,%s,%s,%d,%.4f,%.4f,%.4f,%.4f,%.0f,%.1f,,,,%llu,%s", f->name, f->role,
                bytes, vl_csv_i64(ms.peak_allocated_bytes, b1, sizeof b1),
                vl_csv_i64(ms.peak_reserved_bytes, b2, sizeof b2),
-               ms.peak_allocated_bytes == VL_UNKNOWN ? -1.0 : (double)ms.peak_allocated_bytes / (double)bytes, done,
+               vl_csv_f64(ms.peak_allocated_bytes == VL_UNKNOWN ? NAN : (double)ms.peak_allocated_bytes / (double)bytes,
+                          3, over, sizeof over),
+               done,
                ds.median, ds.p99, ds.iqr, ws.median, traffic, traffic / (ds.median * 1e-3) / 1e9, wrong, status);
     free(dev_ms);
     free(wall_ms);
@@ -240,8 +243,10 @@ static void largest_row(vl_program *p, const struct form *f, size_t resolution)
     vl_alloc_oom_reports(p->alloc, reports);
     vl_trim(p->alloc);
     VL_CUDA_CHECK(cudaDeviceSynchronize());
-    vl_csv_row(p->csv, "largest,%s,%s,,,,,,,,,,,,%zu,%.4f,%zu,,ok", f->name, f->role, r.largest_bytes,
-               free_now ? (double)r.largest_bytes / (double)free_now : 0.0, r.probes);
+    char fraction[32]; /* no free memory to compare with: unknown, an empty field */
+    vl_csv_row(p->csv, "largest,%s,%s,,,,,,,,,,,,%zu,%s,%zu,,ok", f->name, f->role, r.largest_bytes,
+               vl_csv_f64(free_now ? (double)r.largest_bytes / (double)free_now : NAN, 4, fraction, sizeof fraction),
+               r.probes);
 }
 
 int main(int argc, char **argv)

@@ -20,6 +20,7 @@
  *              records the access flags the pool reports for b, the result of a P2P
  *              copy out of the block and the kernel's error, measured, not crashed.
  * Needs 2 GPUs that can access each other (cudaDeviceCanAccessPeer). */
+#include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -190,8 +191,9 @@ static void copy_rows(pair *x, const char *variant, const char *role, enum metho
         double w = vl_summarize(wall, (size_t)reps).median;
         char devtext[32] = "";
         if (m == P2P) snprintf(devtext, sizeof devtext, "%.4f", vl_summarize(dev, (size_t)reps).median);
-        vl_csv_row(x->p->csv, "copy,%s,%s,ok,%zu,%d,%.4f,%s,%.3f,,,,,,,,", variant, role, bytes, reps, w, devtext,
-                   w > 0 ? (double)bytes / (w * 1e6) : 0.0);
+        char gbps[32]; /* a copy too fast for the clock has no bandwidth: an empty field */
+        vl_csv_row(x->p->csv, "copy,%s,%s,ok,%zu,%d,%.4f,%s,%s,,,,,,,,", variant, role, bytes, reps, w, devtext,
+                   vl_csv_f64(w > 0 ? (double)bytes / (w * 1e6) : NAN, 3, gbps, sizeof gbps));
     }
     VL_CUDA_CHECK(cudaEventDestroy(e0));
     VL_CUDA_CHECK(cudaEventDestroy(e1));

@@ -16,6 +16,7 @@
  *   pin_cost  What pinning costs by size: cudaMallocHost/cudaFreeHost, cudaHostRegister
  *             of fresh pages and of already touched pages, and fresh pages + first
  *             touch (memset) as the pageable baseline. */
+#include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -163,13 +164,13 @@ static void overlap_at(scenario *sc, int variant, size_t size, int reps)
     double both_ms = both.median / 1e6;
     /* Time saved against running one after the other, as a share of the shorter one. */
     double shorter = alone_ms < kernel_ms ? alone_ms : kernel_ms;
-    double overlap = shorter > 0 ? (alone_ms + kernel_ms - both_ms) / shorter : 0;
+    double overlap = shorter > 0 ? (alone_ms + kernel_ms - both_ms) / shorter : NAN; /* NAN: nothing to overlap */
     if (overlap < 0) overlap = 0;
     if (overlap > 1) overlap = 1;
-    char sbuf[256];
-    vl_csv_row(sc->p->csv, "overlap,%s,%s,ok,%zu,%s,%.1f,,,,%.4f,%.4f,%.3f,", variant_name[variant],
+    char sbuf[256], overlap_text[32];
+    vl_csv_row(sc->p->csv, "overlap,%s,%s,ok,%zu,%s,%.1f,,,,%.4f,%.4f,%s,", variant_name[variant],
                variant_role[variant], size, vl_summary_values(&both, sbuf, sizeof sbuf), call, kernel_ms, alone_ms,
-               overlap);
+               vl_csv_f64(overlap, 3, overlap_text, sizeof overlap_text));
 }
 
 /* --- pin_cost ------------------------------------------------------------------------- */

@@ -4,6 +4,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <cmocka.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -141,4 +142,16 @@ static void test_written_under_a_temporary_name(void **state)
     rmdir(dir);
 }
 
-VL_TEST_MAIN(cmocka_unit_test(test_written_under_a_temporary_name), cmocka_unit_test(test_layout), cmocka_unit_test(test_row_field_count), cmocka_unit_test(test_unwritable))
+/* An unknown double is an empty field, never 0 or -1; a known one keeps its decimals. */
+static void test_f64_unknown_is_empty(void **state)
+{
+    (void)state;
+    char buf[32];
+    assert_string_equal(vl_csv_f64(NAN, 4, buf, sizeof buf), "");
+    assert_string_equal(vl_csv_f64(INFINITY, 4, buf, sizeof buf), "");
+    assert_string_equal(vl_csv_f64(1.00783, 4, buf, sizeof buf), "1.0078");
+    assert_string_equal(vl_csv_f64(0.0, 2, buf, sizeof buf), "0.00");
+}
+
+VL_TEST_MAIN(cmocka_unit_test(test_written_under_a_temporary_name), cmocka_unit_test(test_layout), cmocka_unit_test(test_row_field_count), cmocka_unit_test(test_unwritable),
+             cmocka_unit_test(test_f64_unknown_is_empty))

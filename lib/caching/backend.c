@@ -34,7 +34,7 @@ static const vl_opt caching_options[] = {
     {.name = "span", .kind = VL_OPT_SIZE, .default_value = "0",
      .help = "expandable: most bytes one map call covers (rounded down to whole chunks, at least "
              "one): growth maps the chunks a request needs as one physical allocation, since each "
-             "call costs about the same whatever its size (H100: ~45 us), but such a span is "
+             "call costs about the same whatever its size, but such a span is "
              "unmapped only whole; 0: one map call per chunk"},
     {.name = "reclaim", .kind = VL_OPT_DOUBLE, .default_value = "0.008", .min = -DBL_MAX, .max = DBL_MAX, /* -1 is a mode */
      .help = "expandable: let a stream's reserved grow to (1 + this) x its peak allocated; past that, "
@@ -51,15 +51,13 @@ static const vl_opt caching_options[] = {
      .help = "expandable: where a split block's remainder goes: low = after the request (as PyTorch); "
              "hole = before it when the block follows an unmapped hole, so a later, larger request "
              "can extend the remainder into the hole instead of leaving it stranded between live "
-             "blocks (H100, GPT-2 trace replay: first-pass waste 1.017 -> 1.010; live GPT-2 "
-             "generation 1.028 -> 1.022)"},
+             "blocks"},
     {.name = "pack", .kind = VL_OPT_BOOL, .default_value = "1",
      .help = "expandable: serve a cached request from the lowest-addressed of the best fit and the "
              "smallest blocks of the next 7 size classes, and when a stream's allocated drops to 0, "
              "fill the holes of its ranges (of at most 33 blocks) with the chunks at their tops, lent, "
-             "so each becomes one free block from its start, as a cold pass finds it (H100, GPT-2 "
-             "trace replay: later passes 1.023-1.030 -> 1.0134; live GPT-2 generation as fast as "
-             "classic, lib/caching/README.md); 0: best fit only, as PyTorch"},
+             "so each becomes one free block from its start, as a cold pass finds it "
+             "(lib/caching/README.md); 0: best fit only, as PyTorch"},
     {.name = "oom_report", .kind = VL_OPT_BOOL, .default_value = "0",
      .help = "print a PyTorch-style report to stderr on every OOM"},
     {NULL},

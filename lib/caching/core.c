@@ -149,6 +149,13 @@ static uintptr_t chunk_spot(const vl_csegment *s, uintptr_t lo, uintptr_t end, s
  * growth); the remainder, if the split rules allow, stays cached as a FREE block of its
  * own (two, either side, when chunk_spot puts the request inside the block). Its
  * neighbours are not FREE (b was coalesced), so the remainder needs no coalescing. */
+/* The broken-allocator check (make test-broken-allocator) builds this file with
+ * -DVL_CACHING_FAULT_SPLIT=512: the remainder then starts inside the block handed out,
+ * and the tests must fail. 0 (no fault) in every other build. */
+#ifndef VL_CACHING_FAULT_SPLIT
+#define VL_CACHING_FAULT_SPLIT 0
+#endif
+
 static void take(vl_caching *c, vl_cpool *p, vl_cblock *b, size_t rounded, int detached)
 {
     if (!detached) vl_free_remove(c, b);
@@ -173,7 +180,8 @@ static void take(vl_caching *c, vl_cpool *p, vl_cblock *b, size_t rounded, int d
             b->addr = at;
         }
         if (at + rounded < end)
-            vl_free_insert(c, vl_block_insert_after(b->seg, b, rest, at + rounded, end - at - rounded));
+            vl_free_insert(c, vl_block_insert_after(b->seg, b, rest, at + rounded - VL_CACHING_FAULT_SPLIT,
+                                                    end - at - rounded + VL_CACHING_FAULT_SPLIT));
         b->size = rounded;
     }
     b->state = VL_CB_ALLOCATED;

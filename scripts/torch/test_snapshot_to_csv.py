@@ -45,15 +45,16 @@ def run(snapshot, *args):
         os.unlink(f.name)
 
 
-failures = 0
+failures = passes = 0
 
 
 def check(name, cond, detail=""):
-    global failures
+    global failures, passes
     if not cond:
         failures += 1
         print(f"FAIL {name} {detail}")
     else:
+        passes += 1
         print(f"ok   {name}")
 
 
@@ -247,5 +248,6 @@ check("loader fuzz: nothing was called", not called, called[:3])
 import shutil  # noqa: E402
 shutil.rmtree(scratch, ignore_errors=True)
 
-print(f"{'FAILED' if failures else 'passed'}: {failures} failure(s)")
+# scripts/run-tests.sh reads this line's counts.
+print(f"test-torch-snapshot: {passes} passed, {failures} failed, 0 skipped")
 sys.exit(1 if failures else 0)

@@ -17,9 +17,8 @@
 #    exit 1, the slower metrics named; A/A and a change of SPEC alone -> exit 0; nothing
 #    in common, or quick against full -> exit 2 with the reason; an incomplete
 #    repetition -> refused (exit 2), or flagged with --allow-incomplete.
-# A part that cannot run here is a skip, said on its own line and counted; when any part
-# skipped, the last line starts with SKIP (scripts/run-tests.sh counts the target as
-# skipped, never as passed).
+# A part that cannot run here is a skip, said on its own line (SKIP-PART) and counted in
+# the last line's "P passed, F failed, S skipped", which scripts/run-tests.sh reads.
 set -u
 cd "$(dirname "$0")/../.."
 tmp=$(mktemp -d)
@@ -31,16 +30,14 @@ cmp=scripts/compare
 skips=()
 skip() { echo "SKIP-PART: $1"; skips+=("$1"); }
 
-python3 tests/compare/test_stats.py >"$tmp/stats.log" 2>&1 || { echo "FAIL: test_stats.py"; cat "$tmp/stats.log"; failures=$((failures + 1)); }
-python3 tests/compare/test_reference.py >"$tmp/ref.log" 2>&1 ||
-    { echo "FAIL: test_reference.py (stored reference)"; grep -v '^ok' "$tmp/ref.log"; failures=$((failures + 1)); }
+check "test_stats.py" 0 python3 tests/compare/test_stats.py
+check "test_reference.py (stored reference)" 0 python3 tests/compare/test_reference.py
 scipy_py=
 for py in python3 /usr/bin/python3; do
     command -v "$py" >/dev/null && "$py" -c 'import scipy' 2>/dev/null && { scipy_py=$py; break; }
 done
 if [ -n "$scipy_py" ]; then
-    "$scipy_py" tests/compare/test_reference.py --live >"$tmp/ref.log" 2>&1 ||
-        { echo "FAIL: test_reference.py --live ($scipy_py)"; grep -v '^ok' "$tmp/ref.log"; failures=$((failures + 1)); }
+    check "test_reference.py --live ($scipy_py)" 0 "$scipy_py" tests/compare/test_reference.py --live
 else
     skip "statistics against live scipy: no python3 here imports scipy (apt-get install python3-scipy)"
 fi
@@ -202,12 +199,6 @@ else
     skip "build/bin/alloc_latency not built: scripts/ab's refusals not exercised"
 fi
 
-if [ "$failures" -gt 0 ]; then
-    echo "test-compare: $failures failure(s)"
-    exit 1
-fi
-if [ ${#skips[@]} -gt 0 ]; then
-    echo "SKIP (partly): test-compare passed its other checks; ${#skips[@]} part(s) skipped: $(IFS=';'; echo "${skips[*]}")"
-    exit 0
-fi
-echo "test-compare: passed"
+# Each skipped part is counted as a skip (its reason printed above as SKIP-PART).
+checks_report test-compare ${#skips[@]}
+[ "$failures" -eq 0 ]

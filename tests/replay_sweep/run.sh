@@ -38,5 +38,5 @@ check "one pass only" 2 $sweep --traces "$tmp/traces" --spec $spec --passes 1 --
 check "malformed trace" 2 $sweep --traces "$tmp/bad" --spec $spec --out "$tmp/o7"
 expect "malformed trace" 'failed: nothing judged'
 
-if [ "$failures" -ne 0 ]; then echo "test-replay-sweep: $failures check(s) failed"; exit 1; fi
-echo "test-replay-sweep: all checks passed"
+checks_report test-replay-sweep
+[ "$failures" -eq 0 ]

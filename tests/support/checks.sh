@@ -1,10 +1,10 @@
 # Shell helpers of the script tests (tests/compare/run.sh, tests/peer_tables/run.sh):
 # run a command and check its exit code and output. Source it after setting $tmp (a
 # scratch folder); each failed check prints why and counts in $failures, each passed
-# one counts in $passes; checks_report NAME prints the counts as scripts/run-tests.sh
-# reads them ("NAME: P passed, F failed, 0 skipped").
+# one counts in $passes; checks_report NAME [SKIPPED] prints the counts as
+# scripts/run-tests.sh reads them ("NAME: P passed, F failed, S skipped").
 failures=0 passes=0
-checks_report() { echo "$1: $passes passed, $failures failed, 0 skipped"; }
+checks_report() { echo "$1: $passes passed, $failures failed, ${2:-0} skipped"; }
 check() { # description, expected exit code, command... ; output in $tmp/out
     local what=$1 want=$2
     shift 2

@@ -1,0 +1,56 @@
+"""The generated blocks of the README: text between
+  <!-- findings:NAME begin (...) -->
+  <!-- findings:NAME end -->
+lines. The begin line and everything up to the end line belong to the generator."""
+import re
+
+BEGIN = re.compile(r"^<!-- findings:([a-z0-9_]+) begin\b.*-->$")
+END = re.compile(r"^<!-- findings:([a-z0-9_]+) end -->$")
+
+
+class BlockError(Exception):
+    pass
+
+
+def split(text, path):
+    """[(name or None, lines)]: the README cut into plain stretches and blocks (a block's
+    lines include its begin and end lines)."""
+    parts, current, name = [], [], None
+    for number, line in enumerate(text.split("\n"), 1):
+        b, e = BEGIN.match(line), END.match(line)
+        if b:
+            if name:
+                raise BlockError(f"{path}:{number}: block {b.group(1)} begins inside block {name}")
+            parts.append((None, current))
+            current, name = [line], b.group(1)
+        elif e:
+            if e.group(1) != name:
+                raise BlockError(f"{path}:{number}: end of {e.group(1)} outside its block")
+            current.append(line)
+            parts.append((name, current))
+            current, name = [], None
+        else:
+            current.append(line)
+    if name:
+        raise BlockError(f"{path}: block {name} has no end line")
+    parts.append((None, current))
+    return parts
+
+
+def replace(text, path, rendered):
+    """text with every block replaced by rendered[name] (lines, begin and end included)."""
+    parts = split(text, path)
+    names = [n for n, _ in parts if n]
+    for n in names:
+        if names.count(n) > 1:
+            raise BlockError(f"{path}: block {n} appears {names.count(n)} times")
+        if n not in rendered:
+            raise BlockError(f"{path}: block {n} is not in scripts/findings.d/figures.tsv")
+    missing = [n for n in rendered if n not in names]
+    if missing:
+        raise BlockError(f"{path}: no markers for block(s) {', '.join(missing)}: add "
+                         f"'<!-- findings:NAME begin -->' and '<!-- findings:NAME end -->' lines")
+    out = []
+    for n, lines in parts:
+        out += rendered[n] if n else lines
+    return "\n".join(out)
