@@ -25,7 +25,8 @@ case $gpu in
     *H200*) device=h200 ;;
     *) echo "findings_remeasure: $gpu is neither an H100 nor an H200; the findings are measured on those" >&2; exit 2 ;;
 esac
-rev=$(git rev-parse --short=7 HEAD 2>/dev/null || echo "${VL_GIT_REV:?no git: set VL_GIT_REV}")
+# VL_GIT_REV first: a copied working tree may carry another checkout's .git
+rev=${VL_GIT_REV:-$(git rev-parse --short=7 HEAD 2>/dev/null || echo unknown)}
 dirty=$(git status --porcelain --untracked-files=no 2>/dev/null | head -1)
 out=$parent/$device-findings-$rev
 mkdir -p "$parent"
