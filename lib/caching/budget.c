@@ -15,7 +15,7 @@
 #include "caching/allocator.h"
 
 #define VL_BUDGET_WINDOW 1024          /* allocations */
-#define VL_BUDGET_MAPS_PER_WINDOW 50   /* relocating map calls allowed in one window */
+#define VL_BUDGET_MAPS_PER_WINDOW 10   /* relocating map calls allowed in one window */
 #define VL_BUDGET_FLOOR 0.004          /* where doubling starts when reclaim is 0 */
 
 static void window_restart(vl_caching *c)
