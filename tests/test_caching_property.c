@@ -32,7 +32,10 @@ typedef struct config {
 
 static const config configs[] = {
     {"sim:capacity=1GiB,events=manual", "caching"},
-    {"sim:capacity=1GiB,events=manual", "caching:segments=expandable,pack=0"},
+    /* the default: best fit, a reclaim budget that rises when reclaim churns (budget.c) */
+    {"sim:capacity=1GiB,events=manual", "caching:segments=expandable"},
+    /* a fixed reclaim budget: reclaim churns at every step of a tight loop */
+    {"sim:capacity=1GiB,events=manual", "caching:segments=expandable,reclaim_max=0.008"},
     {"sim:capacity=512MiB,granularity=64KiB,events=manual", "caching:segments=expandable,chunk=1MiB,roundup_div=4"},
     {"sim:capacity=1GiB,events=manual,overhead=100MiB", "caching:max_split=8MiB,gc=0.6,roundup_div=2"},
     {"sim:capacity=2GiB,granularity=4MiB,events=manual", "caching:segments=expandable,reclaim=-1,chunk=20MiB"},
@@ -43,8 +46,8 @@ static const config configs[] = {
     /* growth mapped in spans of several chunks, unmapped only whole (spans.h) */
     {"sim:capacity=1GiB,events=manual", "caching:segments=expandable,span=16MiB"},
     {"sim:capacity=512MiB,granularity=64KiB,events=manual", "caching:segments=expandable,chunk=1MiB,span=1GiB"},
-    /* the default (pack=1) with idle streams: their ranges packed again (holes filled, lent) */
-    {"sim:capacity=1GiB,events=manual", "caching:segments=expandable", 1},
+    /* pack=1 with idle streams: their ranges packed again (holes filled, lent) */
+    {"sim:capacity=1GiB,events=manual", "caching:segments=expandable,pack=1", 1},
 };
 #define NCONFIGS (sizeof configs / sizeof configs[0])
 

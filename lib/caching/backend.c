@@ -42,22 +42,23 @@ static const vl_opt caching_options[] = {
              "their work completed (no waiting; their memory is kept for the next map, up to this cap), "
              "other streams' only when the device is out of memory (after waiting for it); "
              "-1: unmap only on trim and under memory pressure, like PyTorch"},
-    {.name = "reclaim_max", .kind = VL_OPT_DOUBLE, .default_value = "0.008", .min = -DBL_MAX, .max = DBL_MAX,
-     .help = "expandable: the most the reclaim budget rises to: it doubles from reclaim whenever map "
-             "calls made while reclaiming exceed about 1 per 100 allocations, so that a workload whose "
-             "free memory does not fit its next requests stops unmapping and mapping the same memory "
-             "every step; at most reclaim: a fixed budget"},
+    {.name = "reclaim_max", .kind = VL_OPT_DOUBLE, .default_value = "0.25", .min = -DBL_MAX, .max = DBL_MAX,
+     .help = "expandable: the most the reclaim budget rises to. It starts at reclaim and doubles whenever "
+             "map calls made while reclaiming exceed 10 in 1,024 allocations at a steady peak, so that a "
+             "workload whose free memory does not fit its next requests stops unmapping and mapping the "
+             "same memory every step and pays in waste instead (lib/caching/README.md); at most "
+             "reclaim: a fixed budget"},
     {.name = "split", .kind = VL_OPT_ENUM, .default_value = "hole", .choices = "low|hole",
      .help = "expandable: where a split block's remainder goes: low = after the request (as PyTorch); "
              "hole = before it when the block follows an unmapped hole, so a later, larger request "
              "can extend the remainder into the hole instead of leaving it stranded between live "
              "blocks"},
-    {.name = "pack", .kind = VL_OPT_BOOL, .default_value = "1",
+    {.name = "pack", .kind = VL_OPT_BOOL, .default_value = "0",
      .help = "expandable: serve a cached request from the lowest-addressed of the best fit and the "
              "smallest blocks of the next 7 size classes, and when a stream's allocated drops to 0, "
              "fill the holes of its ranges (of at most 33 blocks) with the chunks at their tops, lent, "
-             "so each becomes one free block from its start, as a cold pass finds it "
-             "(lib/caching/README.md); 0: best fit only, as PyTorch"},
+             "so each becomes one free block from its start, as a cold pass finds it; 0 (the default): "
+             "best fit only, as PyTorch (lib/caching/README.md)"},
     {.name = "oom_report", .kind = VL_OPT_BOOL, .default_value = "0",
      .help = "print a PyTorch-style report to stderr on every OOM"},
     {NULL},

@@ -1,0 +1,69 @@
+#!/usr/bin/env python3
+"""One zoo workload (scripts/torch/workloads.py, bench size) in this process, one allocator:
+per-step wall time, and through vramlab's plugin the device map and unmap calls and the
+allocator's own time, cumulative at each step, for the per-step diagnosis of an allocator
+setting (one process is one sample: a diagnosis, never a verdict; make torch-bench decides).
+
+  scripts/torch/record_steps.py WORKLOAD torch|vramlab OUT.json
+  (vramlab: VRAMLAB_ALLOC=SPEC VRAMLAB_TIME=1, the plugin at build/lib/libvramlab_caching.so)
+
+OUT.json: workload, kind, spec, steps (per step: [ms since the previous step, maps, unmaps,
+allocator ns, device bytes used]; torch: its num_device_alloc/free, no allocator ns),
+peaks (allocated, reserved), base (device bytes used before the workload).
+scripts/torch/steps_summary.py turns a folder of them into a table."""
+import ctypes
+import json
+import os
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+if len(sys.argv) != 4 or sys.argv[2] not in ("torch", "vramlab"):
+    sys.exit("usage: record_steps.py WORKLOAD torch|vramlab OUT.json")
+import torch  # noqa: E402
+import workloads  # noqa: E402
+
+w, kind, out = sys.argv[1:4]
+if w not in workloads.RUN:
+    sys.exit(f"record_steps: no workload '{w}' (known: {', '.join(sorted(workloads.RUN))})")
+lib = None
+if kind == "vramlab":
+    so = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))),
+                      "build", "lib", "libvramlab_caching.so")
+    torch.cuda.memory.change_current_allocator(torch.cuda.memory.CUDAPluggableAllocator(so, "vl_alloc", "vl_free"))
+    lib = ctypes.CDLL(so)
+    lib.vl_torch_stat.restype = ctypes.c_int64
+    lib.vl_torch_stat.argtypes = [ctypes.c_int, ctypes.c_char_p]
+free0, total = torch.cuda.mem_get_info()
+steps, t = [], [time.perf_counter()]
+
+
+def stat(n):
+    return lib.vl_torch_stat(0, n.encode())
+
+
+def counters():
+    if lib:
+        return [stat("device_allocs"), stat("device_frees"), stat("alloc_ns") + stat("free_ns")]
+    s = torch.cuda.memory_stats()
+    return [s.get("num_device_alloc"), s.get("num_device_free"), None]
+
+
+def on_step(i):
+    torch.cuda.synchronize()
+    now = time.perf_counter()
+    f, _ = torch.cuda.mem_get_info()
+    steps.append([(now - t[0]) * 1e3] + counters() + [total - f])
+    t[0] = time.perf_counter()
+
+
+workloads.RUN[w]("bench", 1, on_step)
+if lib:
+    peaks = dict(alloc=stat("peak_allocated_bytes"), reserved=stat("peak_reserved_bytes"))
+else:
+    s = torch.cuda.memory_stats()
+    peaks = dict(alloc=s.get("allocated_bytes.all.peak"), reserved=s.get("reserved_bytes.all.peak"))
+with open(out, "w") as fh:
+    json.dump(dict(workload=w, kind=kind, spec=os.environ.get("VRAMLAB_ALLOC") or
+                   os.environ.get("PYTORCH_CUDA_ALLOC_CONF", "default"),
+                   steps=steps, peaks=peaks, base=total - free0), fh)
