@@ -3,7 +3,7 @@
 # that areas register in mk/*.mk (TEST_EXTRA_TARGETS), run in parallel (JOBS at a time,
 # default: every core), each into its own log. Then, in a fixed order, one line per
 # program with its own counts, the reason of each skip, the log of each failure, and one
-# closing line: "tests: N passed, N failed, N skipped".
+# closing line: "tests: N passed, N failed, N skipped", after the five slowest items.
 #
 # Counts: a cmocka binary's from its summary; a script suite's from its last line of the
 # form "... P passed, F failed, S skipped" (tests/support/checks.sh writes one). A suite
@@ -45,12 +45,14 @@ run_one() {
     if [ -n "$gpu_lock" ]; then
         case "$GPU_EXCLUSIVE" in *" $name "*) lock=(flock -x "$gpu_lock") ;; *) lock=(flock -s "$gpu_lock") ;; esac
     fi
+    local start=$SECONDS
     if [ "$kind" = bin ]; then
         "${lock[@]}" timeout "$timeout_s" "$what" >"$logs/$name.log" 2>&1
     else
         "${lock[@]}" timeout "$timeout_s" make --no-print-directory "$what" >"$logs/$name.log" 2>&1
     fi
     echo $? >"$logs/$name.rc"
+    echo $((SECONDS - start)) >"$logs/$name.secs" # with its wait for the GPU lock
 }
 export -f run_one
 export logs timeout_s gpu_lock GPU_EXCLUSIVE
@@ -107,6 +109,10 @@ for item in "${items[@]}"; do
     fi
 done
 
+# The slowest items, where the time of a run goes (a newcomer's `make test` should be short).
+slowest=$(for f in "$logs"/*.secs; do [ -e "$f" ] && echo "$(cat "$f") $(basename "$f" .secs)"; done |
+    sort -rn | head -5 | awk '{ printf "%s%s %d s", (NR > 1 ? ", " : ""), $2, $1 }')
+[ -n "$slowest" ] && echo "slowest: $slowest"
 [ ${#failures[@]} -gt 0 ] && echo "failed: ${failures[*]}"
 echo "tests: $passed passed, $failed failed, $skipped skipped"
 [ "$failed" -eq 0 ]

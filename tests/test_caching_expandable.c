@@ -262,7 +262,7 @@ static void test_growth_maps_spans_unmapped_whole(void **state)
     close_all_returned(d, a);
 }
 
-/* pack=1 (the default): when its stream goes idle, a range's holes are filled with the
+/* pack=1 (not the default since the zoo): when its stream goes idle, a range's holes are filled with the
  * chunks at its top. Live a, b, c of 4 MiB each; b freed and trimmed leaves a hole [4, 8); a and c
  * freed leave FREE [0, 4) and [8, 12), and the stream idle. Packed, they become one FREE
  * block [0, 8) (c's chunks lent to the hole), so an 8 MiB request lands at 0 with no

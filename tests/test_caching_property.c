@@ -268,7 +268,7 @@ static void run_threads(const char *alloc_spec)
 static void test_threads(void **state) { run_threads(*state); }
 
 /* Every configs[] entry needs its line below. */
-_Static_assert(NCONFIGS == 10, "list every configs[] entry in VL_TEST_MAIN");
+_Static_assert(NCONFIGS == 11, "list every configs[] entry in VL_TEST_MAIN");
 
 VL_TEST_MAIN(cmocka_unit_test_prestate(test_random_ops, (void *)&configs[0]),
              cmocka_unit_test_prestate(test_random_ops, (void *)&configs[1]),
@@ -280,7 +280,8 @@ VL_TEST_MAIN(cmocka_unit_test_prestate(test_random_ops, (void *)&configs[0]),
              cmocka_unit_test_prestate(test_random_ops, (void *)&configs[7]),
              cmocka_unit_test_prestate(test_random_ops, (void *)&configs[8]),
              cmocka_unit_test_prestate(test_random_ops, (void *)&configs[9]),
+             cmocka_unit_test_prestate(test_random_ops, (void *)&configs[10]),
              cmocka_unit_test_prestate(test_threads, (void *)"caching"),
              cmocka_unit_test_prestate(test_threads, (void *)"caching:segments=expandable"),
              cmocka_unit_test_prestate(test_threads, (void *)"caching:segments=expandable,span=64MiB"),
-             cmocka_unit_test_prestate(test_threads, (void *)"caching:segments=expandable,pack=0"))
+             cmocka_unit_test_prestate(test_threads, (void *)"caching:segments=expandable,pack=1"))
