@@ -20,6 +20,7 @@
 #include "bench/streams.h"
 #include "exitcodes.h"
 #include "program.h"
+#include "stats.h"
 #include "trace/fit.h"
 #include "trace/load.h"
 #include "trace/replay.h"
@@ -226,11 +227,11 @@ int main(int argc, char **argv)
     for (int64_t pass = 1; pass <= passes; pass++) {
         vl_replay_pass rp;
         vl_replay_pass_run(&r, &rp);
-        char avals[256], fvals[256], peaks[256], seg[32], dal[32];
+        char avals[256], fvals[256], peaks[256], seg[32], dal[32], rate[32];
         size_t ops = rp.allocs + rp.frees;
-        vl_csv_row(p.csv, "%lld,%zu,%zu,%zu,%zu,%zu,%.3f,%.1f,%s,%s,%s,%s,%s", (long long)pass, ops, rp.allocs,
+        vl_csv_row(p.csv, "%lld,%zu,%zu,%zu,%zu,%zu,%.3f,%s,%s,%s,%s,%s,%s", (long long)pass, ops, rp.allocs,
                    rp.frees, rp.ooms, rp.frees_after_oom, rp.wall_ns / 1e6,
-                   rp.wall_ns > 0 ? (double)ops / (rp.wall_ns / 1e9) : 0.0,
+                   vl_csv_f64(vl_rate((double)ops, rp.wall_ns / 1e9), 1, rate, sizeof rate),
                    vl_summary_values(&rp.alloc_ns, avals, sizeof avals),
                    vl_summary_values(&rp.free_ns, fvals, sizeof fvals),
                    vl_bench_peak_values(&rp.stats, peaks, sizeof peaks), vl_csv_i64(rp.stats.segments, seg, sizeof seg),

@@ -58,3 +58,8 @@ const char *vl_summary_values(const vl_summary *s, char *buf, size_t buflen)
              s->p75, s->p99, s->min, s->max, s->iqr);
     return buf;
 }
+
+double vl_rate(double count, double seconds)
+{
+    return seconds > 0 ? count / seconds : NAN;
+}

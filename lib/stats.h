@@ -19,4 +19,9 @@ vl_summary vl_summarize(double *samples, size_t n);
 const char *vl_summary_columns(const char *prefix, const char *unit, char *buf, size_t buflen);
 const char *vl_summary_values(const vl_summary *s, char *buf, size_t buflen);
 
+/* count / seconds (ops/s, bytes/s): NaN, an unknown rate (an empty CSV field through
+ * vl_csv_f64), when seconds is not a positive time: a span too short for the clock
+ * to measure has no rate, and 0 would read as a measured standstill. */
+double vl_rate(double count, double seconds);
+
 #endif

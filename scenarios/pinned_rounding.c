@@ -263,10 +263,10 @@ static void copy(vl_program *p, int variant, void *dev, size_t size, double *ms)
             if (r >= 0) ms[r] = elapsed;
         }
         vl_summary s = vl_summarize(ms, (size_t)opt_reps);
-        char sbuf[256];
-        vl_csv_row(p->csv, "copy,%s,%s,ok" NO_HOLD ",%s,%zu,%s,%.3f", variant_name[variant], variant_role[variant],
+        char sbuf[256], gbps[32];
+        vl_csv_row(p->csv, "copy,%s,%s,ok" NO_HOLD ",%s,%zu,%s,%s", variant_name[variant], variant_role[variant],
                    direction[d], size, vl_summary_values(&s, sbuf, sizeof sbuf),
-                   s.median > 0 ? (double)size / (s.median * 1e6) : 0.0);
+                   vl_csv_f64(vl_rate((double)size / 1e9, s.median / 1e3), 3, gbps, sizeof gbps));
     }
     vl_gpu_timer_destroy(&t);
     vl_host_cache_destroy(c);

@@ -42,6 +42,18 @@ static void test_summary_empty(void **state)
     assert_true(isnan(s.median));
 }
 
+/* A span the clock could not measure gives an unknown rate, never 0 (or infinity). */
+static void test_rate_unknown_without_time(void **state)
+{
+    (void)state;
+    assert_true(isnan(vl_rate(12, 0)));
+    assert_true(isnan(vl_rate(0, 0)));
+    assert_true(isnan(vl_rate(12, -1e-9)));
+    assert_true(isnan(vl_rate(12, NAN)));
+    assert_float_equal(vl_rate(12, 0.5), 24, 1e-12);
+    assert_float_equal(vl_rate(0, 2), 0, 0);
+}
+
 static void test_columns_match_values(void **state)
 {
     (void)state;
@@ -87,5 +99,6 @@ static void test_rng_ranges(void **state)
 }
 
 VL_TEST_MAIN(cmocka_unit_test(test_summary), cmocka_unit_test(test_summary_interpolates),
-             cmocka_unit_test(test_summary_empty), cmocka_unit_test(test_columns_match_values),
+             cmocka_unit_test(test_summary_empty),
+             cmocka_unit_test(test_rate_unknown_without_time), cmocka_unit_test(test_columns_match_values),
              cmocka_unit_test(test_rng_reproducible), cmocka_unit_test(test_rng_ranges))
