@@ -1,4 +1,4 @@
-/* Exit statuses shared by every vramlab program (documented in README.md). */
+/* Exit statuses shared by every vramlab program (documented in docs/results.md). */
 #ifndef VL_EXITCODES_H
 #define VL_EXITCODES_H
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The README's table "What this machine can resolve", recomputed with this tree's
+# The table "What this machine can resolve" in docs/comparing.md, recomputed with this tree's
 # scripts/compare from the stored acceptance trials (results/reference/h100-compare/
 # {aa,slow}-trials.tgz, from tests/compare/gpu_ab.sh aa/slow): one line per trial, then
 # the table in Markdown, one row per experiment and pair count. The stored trials
