@@ -285,7 +285,7 @@ static void test_race_without_record_use(void **state)
 static void test_expandable_maps_on_demand(void **state)
 {
     (void)state;
-    fixture f = open_both("sim:granularity=2MiB", "caching:segments=expandable,chunk=2MiB");
+    fixture f = open_both("sim:granularity=2MiB", "caching:segments=expandable,chunk=2MiB,span=0");
     char *a = vl_allocate(f.a, 3 * MiB, NULL);
     assert_int_equal(stats_of(f.a).reserved_bytes, 4 * MiB);
     assert_int_equal(vl_sim_used_bytes(f.dev), 4 * MiB);
@@ -313,7 +313,7 @@ static void test_expandable_chunk_sizes_grow_with_offset(void **state)
 {
     (void)state;
     /* 2 MiB granules; chunk=20MiB caps chunks at 16 MiB (a power-of-two multiple). */
-    fixture f = open_both("sim", "caching:segments=expandable,chunk=20MiB");
+    fixture f = open_both("sim", "caching:segments=expandable,chunk=20MiB,span=0");
     void *first = vl_allocate(f.a, 3 * MiB, NULL);
     assert_int_equal(stats_of(f.a).reserved_bytes, 4 * MiB); /* two one-granule chunks */
     /* A small request takes the large range's free 1 MiB rather than map a granule of
@@ -465,7 +465,7 @@ static void test_expandable_reclaim_moves_memory(void **state)
     (void)state;
     /* Within a stream: an 8 MiB hole is unmapped to back a 12 MiB request, so reserved
      * stays at the peak of allocated (reclaim=-1: the hole stays cached). */
-    fixture f = open_both("sim", "caching:segments=expandable,chunk=2MiB");
+    fixture f = open_both("sim", "caching:segments=expandable,chunk=2MiB,span=0");
     void *a = vl_allocate(f.a, 8 * MiB, S(1)), *b = vl_allocate(f.a, 8 * MiB, S(1));
     vl_deallocate(f.a, a, 0, S(1));
     void *c = vl_allocate(f.a, 12 * MiB, S(1));

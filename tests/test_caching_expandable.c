@@ -188,9 +188,9 @@ static size_t offset_of_split_request(const char *spec)
 static void test_split_remainder_goes_next_to_the_hole(void **state)
 {
     (void)state;
-    assert_int_equal(offset_of_split_request("caching:segments=expandable,split=low"), 2 * MiB);
-    assert_int_equal(offset_of_split_request("caching:segments=expandable,split=hole"), 2 * MiB + 512 * KiB);
-    assert_int_equal(offset_of_split_request("caching:segments=expandable"), 2 * MiB + 512 * KiB);
+    assert_int_equal(offset_of_split_request("caching:segments=expandable,split=low,span=0"), 2 * MiB);
+    assert_int_equal(offset_of_split_request("caching:segments=expandable,split=hole,span=0"), 2 * MiB + 512 * KiB);
+    assert_int_equal(offset_of_split_request("caching:segments=expandable,span=0"), 2 * MiB + 512 * KiB);
 }
 
 /* Three blocks on stream 1, which a fresh range places one after the other. */
@@ -295,9 +295,9 @@ static void test_idle_stream_packs_its_range(void **state)
 {
     (void)state;
     size_t mapped;
-    assert_int_equal(offset_after_idle("caching:segments=expandable,pack=1", &mapped), 0);
+    assert_int_equal(offset_after_idle("caching:segments=expandable,pack=1,span=0", &mapped), 0);
     assert_int_equal(mapped, 8 * MiB);
-    assert_int_equal(offset_after_idle("caching:segments=expandable,pack=0", &mapped), 8 * MiB);
+    assert_int_equal(offset_after_idle("caching:segments=expandable,pack=0,span=0", &mapped), 8 * MiB);
     assert_int_equal(mapped, 12 * MiB);
 }
 

@@ -211,7 +211,7 @@ static void test_failed_calls_return_null_and_say_why(void **state)
     /* A failed map in the middle of a multi-chunk mapping: the chunks mapped before it
      * are unmapped again. */
     d = sim_open("sim:fail_map=3");
-    a = caching_open(d, "caching:segments=expandable,chunk=2MiB");
+    a = caching_open(d, "caching:segments=expandable,chunk=2MiB,span=0");
     assert_null(vl_allocate(a, 10 * MiB, NULL));
     assert_int_equal(vl_caching_last_error(a, why, sizeof why), VL_CACHING_ERR_DEVICE);
     assert_int_equal(stats_of(a).reserved_bytes, 0);

@@ -135,7 +135,10 @@ static void test_fixtures_within_bounds(void **state)
     (void)state;
     const char *fixtures[] = {"tests/fixtures/traces/gpt2.tiny.csv", "tests/fixtures/traces/resnet50.tiny.csv",
                               "tests/fixtures/traces/transformer.tiny.csv"};
-    const char *allocs[] = {"caching", "caching:segments=expandable"};
+    /* span=0: expandable's default maps spans only within a quarter of the device, so its
+     * layout depends on the capacity and the unconstrained run's peak is no bound for it
+     * (resnet50.tiny: fits at 406.8 MB, unconstrained peak 404.8 MB). */
+    const char *allocs[] = {"caching", "caching:segments=expandable,span=0"};
     for (size_t i = 0; i < sizeof fixtures / sizeof fixtures[0]; i++) {
         vl_trace t;
         vl_trace_options opt = {0};

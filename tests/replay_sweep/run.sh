@@ -5,7 +5,7 @@
 #  - a waste limit no allocator meets: FAIL rows, exit 1;
 #  - steady state (the second half of one pass): on the first 4 steps of a fixed-shape
 #    language model (tests/fixtures/zoo/lm-fixed.trace, recorded live on an H100), a
-#    fixed reclaim budget (reclaim_max=0.008) maps again most of what it frees every
+#    fixed reclaim budget mapping chunk by chunk (reclaim_max=0.008,span=0) maps again most of what it frees every
 #    step; the default's budget rises and its later steps map nothing, at waste <= 1.25;
 #  - nothing to judge is a usage error (exit 2): an empty folder, a --tune name without a
 #    trace, a workload in both groups, a trace that replay refuses.
@@ -34,14 +34,14 @@ expect "impossible waste limit" '\| all \| resnet50 \| .* \| FAIL \|'
 expect "impossible waste limit" '3 trace x SPEC judged, 3 failed'
 
 mkdir -p "$tmp/zoo" && cp tests/fixtures/zoo/lm-fixed.trace "$tmp/zoo/"
-check "steady state" 1 $sweep --traces "$tmp/zoo" --spec caching:segments=expandable,reclaim_max=0.008 --spec $spec \
+check "steady state" 1 $sweep --traces "$tmp/zoo" --spec caching:segments=expandable,reclaim_max=0.008,span=0 --spec $spec \
     --max-waste 2 --out "$tmp/o8"
 steady_of() { # SPEC: maps_per_alloc and waste of lm-fixed under SPEC in steady.csv
     python3 -c 'import csv, sys
 for r in csv.DictReader(l for l in open(sys.argv[1]) if not l.startswith("#")):
     if r["spec"] == sys.argv[2]: print(r["maps_per_alloc"], r["waste"])' "$tmp/o8/steady.csv" "$1"
 }
-read -r fixed_rate fixed_waste <<<"$(steady_of caching:segments=expandable,reclaim_max=0.008)"
+read -r fixed_rate fixed_waste <<<"$(steady_of caching:segments=expandable,reclaim_max=0.008,span=0)"
 read -r rate waste <<<"$(steady_of $spec)"
 awk -v r="${fixed_rate:-}" 'BEGIN { exit !(r != "" && r > 0.3) }' && passes=$((passes + 1)) ||
     { echo "FAIL: steady state: a fixed budget maps ${fixed_rate:-nothing} per allocation, expected > 0.3"; failures=$((failures + 1)); }
