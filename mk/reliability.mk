@@ -12,7 +12,7 @@
 #   make bad-input      tests/bad_input/table.tsv against every program in $(BUILD)/bin (SAN=1: build-san)
 #   make sanitize-gpu   GPU box only: compute-sanitizer over the scenarios, leak and thread checks
 
-KNOWN_VARS += FUZZ_CC FUZZ_SECONDS FUZZ_CI_SECONDS VALGRIND GPU_SANITIZE_OUT
+KNOWN_VARS += FUZZ_CC FUZZ_SECONDS FUZZ_CI_SECONDS FUZZ_TARGETS VALGRIND GPU_SANITIZE_OUT
 .PHONY: reliability-ci tsan-build test-san test-tsan valgrind fuzz fuzz-ci fuzz-build bad-input sanitize-gpu
 
 reliability-ci:
