@@ -2,7 +2,8 @@
 # Tests of make's command line (make test-make-cli, part of make test; no GPU; make -n
 # and one object compiled into a scratch folder): a misspelt variable is an error naming the known
 # ones; QUICK=0 is not quick; QUICK=2 is an error; ONLY, FULL, FORCE and RUN reach
-# scripts/bench.sh; V=1 shows the compiler lines, which are quiet otherwise.
+# scripts/bench.sh; V=1 shows the compiler lines, which are quiet otherwise; every variable
+# the documentation puts on a make command line is one make accepts.
 set -u
 cd "$(dirname "$0")/../.."
 tmp=$(mktemp -d)
