@@ -6,7 +6,10 @@
 # peer not built: the reason is the first stderr line), failed (any other exit), crash
 # (killed by a signal, exit >= 128: the reason names the signal). Programs that take no
 # --alloc run once with alloc '-'. Logs in OUT/logs/.
-#   usage: [OUT=DIR] [BUILD=build] [SPECS='raw torch ...'] tests/gpu/peer_matrix.sh
+# PROGRAMS='a b' runs only those programs; RESUME=1 keeps OUT/matrix.csv and skips the
+# (program, alloc) pairs it already holds, so a matrix longer than one GPU session's call
+# is made in parts (the summary and the exit status cover every row of the file).
+#   usage: [OUT=DIR] [BUILD=build] [SPECS='raw torch ...'] [PROGRAMS='...'] [RESUME=1] tests/gpu/peer_matrix.sh
 # Exit: 0 no crash and no failure; 1 otherwise; 77 no GPU.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
@@ -17,15 +20,20 @@ trace=tests/fixtures/traces/gpt2.tiny.csv
 nvidia-smi -L >/dev/null 2>&1 || { echo "peer-matrix: no GPU here (nvidia-smi lists none)"; exit 77; }
 [ -d "$build/bin" ] || { echo "peer-matrix: no $build/bin (make programs peers first)" >&2; exit 2; }
 mkdir -p "$out/logs" "$out/csv"
-echo "program,alloc,status,exit,ms,reason" >"$out/matrix.csv"
-bad=0
+if [ "${RESUME:-0}" = 1 ] && [ -s "$out/matrix.csv" ]; then
+    echo "peer-matrix: resuming $out/matrix.csv ($(($(wc -l <"$out/matrix.csv") - 1)) rows kept)"
+else
+    echo "program,alloc,status,exit,ms,reason" >"$out/matrix.csv"
+fi
 for bin in "$build"/bin/*; do
     [ -x "$bin" ] && [ -f "$bin" ] || continue
     prog=$(basename "$bin")
+    [ -z "${PROGRAMS:-}" ] || case " $PROGRAMS " in *" $prog "*) ;; *) continue ;; esac
     extra=()
     [ "$prog" = replay ] && extra=(--trace "$trace")
     if "$bin" --help 2>/dev/null | grep -q -- '--alloc SPEC'; then allocs=("${specs[@]}"); else allocs=(-); fi
     for a in "${allocs[@]}"; do
+        grep -q "^$prog,$a," "$out/matrix.csv" && continue # RESUME: already measured
         tag=$prog.${a//[:=,]/_}
         args=(--quick "${extra[@]}" -o "$out/csv/$tag.csv")
         [ "$a" = - ] || args+=(--alloc "$a")
@@ -41,11 +49,10 @@ for bin in "$build"/bin/*; do
         elif [ $rc -eq 124 ]; then status=crash reason="timed out after 600 s; ${reason}"
         else status=failed
         fi
-        case $status in failed | crash) bad=$((bad + 1)) ;; esac
         printf '%s,%s,%s,%s,%s,"%s"\n' "$prog" "$a" "$status" "$rc" "$ms" "$reason" >>"$out/matrix.csv"
         printf '%-22s %-30s %-8s %s\n' "$prog" "$a" "$status" "$reason"
     done
 done
 echo "peer-matrix: $(grep -c ',ok,' "$out/matrix.csv") ok, $(grep -c ',skipped,' "$out/matrix.csv") skipped," \
     "$(grep -c ',failed,' "$out/matrix.csv") failed, $(grep -c ',crash,' "$out/matrix.csv") crashed: $out/matrix.csv"
-[ "$bad" -eq 0 ]
+[ "$(grep -c ',failed,\|,crash,' "$out/matrix.csv")" -eq 0 ]
