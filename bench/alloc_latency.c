@@ -4,14 +4,19 @@
  * What is timed, per size, on the host monotonic clock, after a warm-up:
  *   alloc_ns       the alloc call alone (cudaMalloc, cudaMallocAsync's enqueue, a cache hit)
  *   free_ns        the free call alone (for async backends only the enqueue)
+ *   pair_ns        one alloc + free pair, the mean over a batch of PAIR_BATCH pairs (one
+ *                  clock read per batch, so the clock's own ~20-40 ns do not count): the
+ *                  cache-hit fast path of a caching allocator
  *   cycle_sync_ns  alloc + free + device synchronize: what an async free really costs
  *                  once the pool has to give memory back (release threshold 0)
  *   first_*_ns     the very first alloc/free of that size (before warm-up): the cold path
+ *                  (empty when it was refused)
  * Repetitions stop early once a size has used its time budget (large cudaMalloc/cudaFree
  * take milliseconds), but never below --min-reps.
  * --beyond-device adds one last row: a request 1% larger than the device, which can never
  * succeed; alloc_ns is then the time until it is refused (ooms counts the refusals). A
  * caching allocator must refuse it at once rather than map the device first. */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -56,10 +61,12 @@ static const vl_program_def def = {
 };
 
 typedef struct size_result {
-    vl_summary alloc_ns, free_ns, cycle_ns;
+    vl_summary alloc_ns, free_ns, pair_ns, cycle_ns;
     double first_alloc_ns, first_free_ns;
     size_t ooms;
 } size_result;
+
+#define PAIR_BATCH 64
 
 static void device_sync(vl_device *d) { d->ops->synchronize(d); }
 
@@ -92,6 +99,26 @@ static size_t time_pairs(vl_allocator *a, size_t size, double *alloc_ns, double 
     return n;
 }
 
+/* Mean ns of an alloc + free pair over batches of PAIR_BATCH, one sample per batch. */
+static size_t time_pair_batches(vl_allocator *a, size_t size, double *pair_ns, size_t *ooms)
+{
+    uint64_t start = vl_now_ns();
+    size_t n = 0;
+    while (more_reps(n, start)) {
+        uint64_t t0 = vl_now_ns();
+        for (int i = 0; i < PAIR_BATCH; i++) {
+            void *p = vl_allocate(a, size, NULL);
+            if (!p) {
+                (*ooms)++;
+                return n;
+            }
+            vl_deallocate(a, p, size, NULL);
+        }
+        pair_ns[n++] = (double)(vl_now_ns() - t0) / PAIR_BATCH;
+    }
+    return n;
+}
+
 /* alloc + free + device synchronize as one sample. */
 static size_t time_cycles(vl_allocator *a, size_t size, double *cycle_ns, size_t *ooms)
 {
@@ -114,7 +141,7 @@ static size_t time_cycles(vl_allocator *a, size_t size, double *cycle_ns, size_t
 static void measure_size(vl_allocator *a, size_t size, double *buf_a, double *buf_b, double *buf_c, size_result *r)
 {
     memset(r, 0, sizeof *r);
-    r->first_alloc_ns = r->first_free_ns = -1;
+    r->first_alloc_ns = r->first_free_ns = NAN; /* unknown until served */
     uint64_t t0 = vl_now_ns();
     void *p = vl_allocate(a, size, NULL);
     uint64_t t1 = vl_now_ns();
@@ -137,6 +164,8 @@ static void measure_size(vl_allocator *a, size_t size, double *buf_a, double *bu
     size_t n = r->ooms ? 0 : time_pairs(a, size, buf_a, buf_b, &r->ooms);
     r->alloc_ns = vl_summarize(buf_a, n);
     r->free_ns = vl_summarize(buf_b, n);
+    n = r->ooms ? 0 : time_pair_batches(a, size, buf_c, &r->ooms);
+    r->pair_ns = vl_summarize(buf_c, n);
     device_sync(a->dev);
     n = r->ooms ? 0 : time_cycles(a, size, buf_c, &r->ooms);
     r->cycle_ns = vl_summarize(buf_c, n);
@@ -147,7 +176,7 @@ static void measure_size(vl_allocator *a, size_t size, double *buf_a, double *bu
 static void measure_refusal(vl_allocator *a, size_t size, double *alloc_ns, size_result *r, const char *prog)
 {
     memset(r, 0, sizeof *r);
-    r->first_free_ns = -1;
+    r->first_free_ns = NAN; /* nothing to free */
     uint64_t start = vl_now_ns();
     size_t n = 0, granted = 0;
     while (more_reps(n, start)) {
@@ -169,15 +198,17 @@ static void measure_refusal(vl_allocator *a, size_t size, double *alloc_ns, size
                 granted, granted == 1 ? "" : "s");
     r->alloc_ns = vl_summarize(alloc_ns, n);
     r->free_ns = vl_summarize(alloc_ns, 0);
+    r->pair_ns = vl_summarize(alloc_ns, 0);
     r->cycle_ns = vl_summarize(alloc_ns, 0);
 }
 
 static void write_row(vl_program *p, size_t size, const size_result *r)
 {
-    char c1[256], c2[256], c3[256];
-    vl_csv_row(p->csv, "%llu,%s,%s,%s,%.0f,%.0f,%zu", (unsigned long long)size,
+    char c1[256], c2[256], c3[256], c4[256], f1[32], f2[32];
+    vl_csv_row(p->csv, "%llu,%s,%s,%s,%s,%s,%s,%zu", (unsigned long long)size,
                vl_summary_values(&r->alloc_ns, c1, sizeof c1), vl_summary_values(&r->free_ns, c2, sizeof c2),
-               vl_summary_values(&r->cycle_ns, c3, sizeof c3), r->first_alloc_ns, r->first_free_ns, r->ooms);
+               vl_summary_values(&r->pair_ns, c3, sizeof c3), vl_summary_values(&r->cycle_ns, c4, sizeof c4),
+               vl_csv_f64(r->first_alloc_ns, 0, f1, sizeof f1), vl_csv_f64(r->first_free_ns, 0, f2, sizeof f2), r->ooms);
 }
 
 int main(int argc, char **argv)
@@ -188,17 +219,18 @@ int main(int argc, char **argv)
     uint64_t limit = (uint64_t)((double)p.free_at_start * mem_fraction);
     char sz[32];
     vl_csv_meta(p.csv, "timing", "host monotonic clock; alloc_ns/free_ns: the call alone (async: the enqueue); "
-                                 "cycle_sync_ns: alloc+free+device synchronize");
+                                 "pair_ns: mean alloc+free over batches of %d; cycle_sync_ns: "
+                                 "alloc+free+device synchronize", PAIR_BATCH);
     vl_csv_meta(p.csv, "size_limit_bytes", "%llu (%s of free memory at start)", (unsigned long long)limit,
                 vl_format_size(limit, sz, sizeof sz));
     if (beyond_device)
         vl_csv_meta(p.csv, "beyond_device", "last row: a request 1%% over the device's %llu bytes; alloc_ns is the time "
                                             "to refusal, ooms the refusals", (unsigned long long)p.dev->total_bytes);
 
-    char c1[256], c2[256], c3[256], header[1024];
-    snprintf(header, sizeof header, "size_bytes,%s,%s,%s,first_alloc_ns,first_free_ns,ooms",
+    char c1[256], c2[256], c3[256], c4[256], header[1280];
+    snprintf(header, sizeof header, "size_bytes,%s,%s,%s,%s,first_alloc_ns,first_free_ns,ooms",
              vl_summary_columns("alloc", "ns", c1, sizeof c1), vl_summary_columns("free", "ns", c2, sizeof c2),
-             vl_summary_columns("cycle_sync", "ns", c3, sizeof c3));
+             vl_summary_columns("pair", "ns", c3, sizeof c3), vl_summary_columns("cycle_sync", "ns", c4, sizeof c4));
     vl_csv_header(p.csv, header);
 
     double *buf_a = malloc((size_t)reps * sizeof *buf_a), *buf_b = malloc((size_t)reps * sizeof *buf_b),

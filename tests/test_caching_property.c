@@ -6,6 +6,9 @@
  * exactly what the allocator says it reserved (nothing lost), and (every
  * VL_PROPTEST_CHECK_EVERY steps, default 1) every internal invariant. At the end
  * everything is freed and trimmed: reserved and the device's usage return to 0.
+ * A shadow allocator of the same SPEC with park=0, on a device of its own, runs the
+ * same operations in lockstep: parking (lib/caching/park.h) must change no decision,
+ * so every address, OOM, record_use result, trim and reserved byte count must match.
  *
  *   VL_PROPTEST_OPS          total operations over all configurations (default 200000;
  *                            `make proptest` runs 10 million per seed)
@@ -48,6 +51,8 @@ static const config configs[] = {
     {"sim:capacity=512MiB,granularity=64KiB,events=manual", "caching:segments=expandable,chunk=1MiB,span=1GiB"},
     /* pack=1 with idle streams: their ranges packed again (holes filled, lent) */
     {"sim:capacity=1GiB,events=manual", "caching:segments=expandable,pack=1", 1},
+    /* park=0 (its shadow, as every config's, is park=0 too: the test of the shadow itself) */
+    {"sim:capacity=1GiB,events=manual", "caching:park=0"},
 };
 #define NCONFIGS (sizeof configs / sizeof configs[0])
 
@@ -100,37 +105,83 @@ static void check_step(vl_allocator *a, vl_device *d, const live_set *ls, int fu
     if (full) assert_consistent(a);
 }
 
+/* The park=0 twin of the allocator under test (see the top of this file). */
+typedef struct shadow {
+    vl_device *d;
+    vl_allocator *a;
+} shadow;
+
+static shadow shadow_open(const config *cfg)
+{
+    /* The SPEC without its own park= option, then park=0. */
+    char spec[256], opts[256] = "";
+    const char *colon = strchr(cfg->alloc, ':');
+    snprintf(opts, sizeof opts, "%s", colon ? colon + 1 : "");
+    snprintf(spec, sizeof spec, "%.*s:park=0", colon ? (int)(colon - cfg->alloc) : (int)strlen(cfg->alloc), cfg->alloc);
+    for (char *save = NULL, *o = strtok_r(opts, ",", &save); o; o = strtok_r(NULL, ",", &save))
+        if (strncmp(o, "park=", 5) != 0) snprintf(spec + strlen(spec), sizeof spec - strlen(spec), ",%s", o);
+    vl_device *d = sim_open(cfg->device);
+    return (shadow){d, caching_open(d, spec)};
+}
+
+static void shadow_check(const shadow *sh, vl_allocator *a, uint64_t step)
+{
+    vl_alloc_stats st = stats_of(a), sst = stats_of(sh->a);
+    if (st.reserved_bytes != sst.reserved_bytes || st.peak_reserved_bytes != sst.peak_reserved_bytes ||
+        st.ooms != sst.ooms || st.device_allocs != sst.device_allocs)
+        fail_msg("step %lu: reserved %lld (peak %lld), %lld OOMs, %lld device allocs; with park=0 %lld (%lld), "
+                 "%lld, %lld", (unsigned long)step, (long long)st.reserved_bytes, (long long)st.peak_reserved_bytes,
+                 (long long)st.ooms, (long long)st.device_allocs, (long long)sst.reserved_bytes,
+                 (long long)sst.peak_reserved_bytes, (long long)sst.ooms, (long long)sst.device_allocs);
+}
+
 static void run_random_ops(const config *cfg, uint64_t ops, uint64_t seed, uint64_t check_every)
 {
     vl_device *d = sim_open(cfg->device);
     vl_allocator *a = caching_open(d, cfg->alloc);
+    shadow sh = shadow_open(cfg);
     vl_rng r;
     vl_rng_seed(&r, seed);
     live_set ls = {0};
     int64_t ooms = 0;
     vl_stream stream = NULL;
+    size_t last_free = 0;
     for (uint64_t step = 0; step < ops; step++) {
         uint64_t k = vl_rng_below(&r, 1000);
         int want_alloc = ls.ranges.n < 200 ? k < 520 : k < 300;
         if (k >= 990) {
-            vl_trim(a);
+            assert_int_equal(vl_trim(a), vl_trim(sh.a));
         } else if (k >= 987 && cfg->drains) {
             vl_sim_complete_all(d);
+            vl_sim_complete_all(sh.d);
             while (ls.ranges.n) {
                 live_range b = live_take(&ls, ls.ranges.n - 1);
                 vl_deallocate(a, (void *)b.lo, b.requested, NULL);
+                vl_deallocate(sh.a, (void *)b.lo, b.requested, NULL);
             }
         } else if (k >= 950) {
-            if (k & 1) vl_sim_complete_all(d);
-            else vl_sim_complete_stream(d, S(vl_rng_below(&r, 4)));
+            if (k & 1) {
+                vl_sim_complete_all(d);
+                vl_sim_complete_all(sh.d);
+            } else {
+                vl_stream s = S(vl_rng_below(&r, 4));
+                vl_sim_complete_stream(d, s);
+                vl_sim_complete_stream(sh.d, s);
+            }
         } else if (k >= 900) {
             stream = S(vl_rng_below(&r, 4)); /* S(0) is the default stream */
         } else if (k >= 850 && ls.ranges.n) {
             size_t i = (size_t)vl_rng_below(&r, ls.ranges.n);
-            assert_int_equal(vl_record_use(a, (void *)ls.ranges.v[i].lo, S(vl_rng_below(&r, 4))), VL_OK);
+            vl_stream s = S(vl_rng_below(&r, 4));
+            assert_int_equal(vl_record_use(a, (void *)ls.ranges.v[i].lo, s), VL_OK);
+            assert_int_equal(vl_record_use(sh.a, (void *)ls.ranges.v[i].lo, s), VL_OK);
         } else if (want_alloc || !ls.ranges.n) {
-            size_t size = random_size(&r);
+            /* A quarter ask again for the size freed last, as training steps do: the
+             * requests that parking serves without the bins. */
+            size_t size = last_free && vl_rng_below(&r, 4) == 0 ? last_free : random_size(&r);
             void *p = vl_allocate(a, size, stream);
+            void *q = vl_allocate(sh.a, size, stream);
+            if (p != q) fail_msg("step %lu: %zu bytes at %p, with park=0 at %p", (unsigned long)step, size, p, q);
             if (!p) {
                 ooms++;
                 assert_int_equal(stats_of(a).ooms, ooms);
@@ -142,14 +193,22 @@ static void run_random_ops(const config *cfg, uint64_t ops, uint64_t seed, uint6
             }
         } else {
             live_range b = live_take(&ls, (size_t)vl_rng_below(&r, ls.ranges.n));
-            vl_deallocate(a, (void *)b.lo, b.requested, vl_rng_below(&r, 8) ? stream : S(3));
+            vl_stream s = vl_rng_below(&r, 8) ? stream : S(3);
+            last_free = b.requested;
+            vl_deallocate(a, (void *)b.lo, b.requested, s);
+            vl_deallocate(sh.a, (void *)b.lo, b.requested, s);
         }
         check_step(a, d, &ls, check_every && step % check_every == 0, step);
+        shadow_check(&sh, a, step);
     }
     while (ls.ranges.n) {
         live_range b = live_take(&ls, ls.ranges.n - 1);
         vl_deallocate(a, (void *)b.lo, b.requested, NULL);
+        vl_deallocate(sh.a, (void *)b.lo, b.requested, NULL);
     }
+    vl_trim(sh.a);
+    vl_alloc_close(sh.a);
+    vl_device_close(sh.d);
     vl_trim(a); /* waits for every deferred free */
     check_step(a, d, &ls, 1, ops);
     vl_alloc_stats st = stats_of(a);
@@ -274,7 +333,7 @@ static void run_threads(const char *alloc_spec)
 static void test_threads(void **state) { run_threads(*state); }
 
 /* Every configs[] entry needs its line below. */
-_Static_assert(NCONFIGS == 11, "list every configs[] entry in VL_TEST_MAIN");
+_Static_assert(NCONFIGS == 12, "list every configs[] entry in VL_TEST_MAIN");
 
 VL_TEST_MAIN(cmocka_unit_test_prestate(test_random_ops, (void *)&configs[0]),
              cmocka_unit_test_prestate(test_random_ops, (void *)&configs[1]),
@@ -287,6 +346,7 @@ VL_TEST_MAIN(cmocka_unit_test_prestate(test_random_ops, (void *)&configs[0]),
              cmocka_unit_test_prestate(test_random_ops, (void *)&configs[8]),
              cmocka_unit_test_prestate(test_random_ops, (void *)&configs[9]),
              cmocka_unit_test_prestate(test_random_ops, (void *)&configs[10]),
+             cmocka_unit_test_prestate(test_random_ops, (void *)&configs[11]),
              cmocka_unit_test_prestate(test_threads, (void *)"caching"),
              cmocka_unit_test_prestate(test_threads, (void *)"caching:segments=expandable"),
              cmocka_unit_test_prestate(test_threads, (void *)"caching:segments=expandable,span=64MiB"),

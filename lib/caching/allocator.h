@@ -7,6 +7,7 @@
  *   segments_classic.c      one device allocation per segment (PyTorch's default)
  *   segments_expandable.c   growing VA ranges per stream and pool, mapped in chunks
  *   chunks.h                where an expandable range's chunks start (sizes grow with offset)
+ *   park.h/.c               a stream's last free, parked for the next request (fast path)
  *   events.c                record_use and deferred reuse behind events
  *   stats.c                 statistics, memory summary, OOM report
  *   check.c                 the invariant checker the tests run after every step
@@ -132,6 +133,11 @@ typedef struct vl_cspare {
 typedef struct vl_cstream {
     vl_stream handle;
     vl_cpool pools[2]; /* [0] small, [1] large */
+    vl_cblock *parked;               /* its last free, PARKED (park.h), or NULL */
+    int32_t park_score;              /* park.h: parking pays while >= 0 */
+    uint32_t park_skipped;           /* frees not parked since the last probe */
+    int on_parked_list;              /* on the allocator's parked_streams list (via next_parked) */
+    struct vl_cstream *next_parked;
     vl_cpending *pending_head, *pending_tail;
     struct vl_cstream *next_waiting; /* on the allocator's waiting_streams list iff pending_head */
     int64_t allocated, peak_allocated, reserved;
@@ -149,6 +155,7 @@ typedef struct vl_caching_config {
     int split_toward_hole; /* expandable, split=hole: a remainder goes next to an unmapped hole before the block */
     int pack;              /* expandable with pack=1 (0 for classic): lowest of a few fits; idle ranges laid out again */
     int oom_report;        /* print the OOM report to stderr */
+    int park;              /* park a stream's last free (park.h) */
 } vl_caching_config;
 
 typedef struct vl_caching {
@@ -163,6 +170,9 @@ typedef struct vl_caching {
     vl_addrmap stream_table;       /* handle + 1 -> vl_cstream*: O(1) lookup at any stream count */
     vl_cstream *last_stream;       /* lookup cache: most programs use one stream */
     vl_cstream *waiting_streams;   /* streams whose pending FIFO is non-empty (via next_waiting) */
+    vl_cstream *parked_streams;    /* streams that may hold a PARKED block (park.h, via next_parked) */
+    size_t parked_blocks;          /* PARKED blocks */
+    int64_t parked_bytes;          /* their sizes */
     vl_csegment *segments;         /* all segments, newest first */
     /* Classic segments that are one FREE block ("idle"), in a binary min-heap by serial,
      * so gc and flushes release the oldest first without walking every segment.

@@ -9,6 +9,7 @@
 #include "caching/allocator.h"
 #include "caching/caching.h"
 #include "caching/hostmem.h"
+#include "caching/park.h"
 #include "caching/sizes.h"
 
 static const vl_opt caching_options[] = {
@@ -60,6 +61,11 @@ static const vl_opt caching_options[] = {
              "fill the holes of its ranges (of at most 33 blocks) with the chunks at their tops, lent, "
              "so each becomes one free block from its start, as a cold pass finds it; 0 (the default): "
              "best fit only, as PyTorch (lib/caching/README.md)"},
+    {.name = "park", .kind = VL_OPT_BOOL, .default_value = "1",
+     .help = "a stream's last free waits, uncoalesced, for the stream's next request, which takes "
+             "it back without the free lists when best fit would give it that same block (the "
+             "cache-hit fast path); otherwise it joins the free lists first, so no decision "
+             "changes, only statistics read between the two; 0: every free coalesces at once"},
     {.name = "oom_report", .kind = VL_OPT_BOOL, .default_value = "0",
      .help = "print a PyTorch-style report to stderr on every OOM"},
     {NULL},
@@ -81,6 +87,7 @@ static int caching_open(vl_allocator *a, const vl_spec *spec, char *err, size_t 
     cfg.reclaim_max = vl_spec_double(spec, "reclaim_max");
     cfg.split_toward_hole = vl_spec_choice(spec, "split") == 1;
     cfg.pack = cfg.expandable && vl_spec_bool(spec, "pack"); /* classic segments have nothing to pack */
+    cfg.park = vl_spec_bool(spec, "park") && !cfg.pack; /* pack=1 lays an idle stream out at its last free */
     /* Options that cannot work are usage errors here, not failures later. */
     if (div < 0 || div > 1 << 20 || (div & (div - 1)) != 0) {
         snprintf(err, errlen, "caching: roundup_div must be 0 or a power of two, got %lld", (long long)div);
@@ -210,6 +217,7 @@ static void caching_close(vl_allocator *a)
     vl_lock_acquire(&c->lock);
     vl_caching_process_events(c, 1);
     vl_release_drain(c); /* every retire batch unmapped, kept memory given back */
+    vl_park_release_all(c); /* every cached block FREE, as the teardown below expects */
     if (c->table.count)
         fprintf(stderr, "caching: %zu blocks (%lld bytes) still allocated at close; their segments are released\n",
                 c->table.count, (long long)c->st.allocated_bytes);

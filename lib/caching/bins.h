@@ -159,6 +159,21 @@ static inline vl_cblock *vl_bins_before(const vl_bins *b, unsigned i, size_t siz
     return best;
 }
 
+/* Class i's smallest block whose key is above (size, addr), or NULL. */
+static inline vl_cblock *vl_bins_after(const vl_bins *b, unsigned i, size_t size, uintptr_t addr)
+{
+    vl_cblock *best = NULL;
+    for (vl_cblock *t = b->roots[i]; t;) {
+        if (t->size > size || (t->size == size && t->addr > addr)) {
+            best = t;
+            t = t->bin_left;
+        } else {
+            t = t->bin_right;
+        }
+    }
+    return best;
+}
+
 /* The lowest non-empty class > i, or -1. */
 static inline int vl_bins_next_nonempty(const vl_bins *b, unsigned i)
 {

@@ -9,6 +9,7 @@
  *   - two FREE neighbours never exist (freeing coalesces), nor two UNMAPPED ones;
  *   - FREE blocks, and only they, are in their pool's bins (bins.h);
  *   - ALLOCATED blocks, and only they, are in the allocator's pointer table;
+ *   - a PARKED block is its stream's parked block (park.h) and may have FREE neighbours;
  *   - PENDING blocks have pending_events > 0 nodes waiting in stream FIFOs (events.c);
  *   - UNMAPPED blocks exist only in expandable segments, start and end on chunk
  *     boundaries and are in their pool's holes (bins keyed by size, through the
@@ -28,7 +29,8 @@ enum vl_cblock_state {
     VL_CB_ALLOCATED = 1, /* handed out */
     VL_CB_PENDING = 2,   /* freed, waiting for events on streams it was used on */
     VL_CB_UNMAPPED = 3,  /* expandable segments only: address space without memory */
-    VL_CB_RETIRING = 4   /* expandable segments only: mapped, to be unmapped once its event completes */
+    VL_CB_RETIRING = 4,  /* expandable segments only: mapped, to be unmapped once its event completes */
+    VL_CB_PARKED = 5     /* freed, parked uncoalesced as its stream's last free (park.h) */
 };
 
 struct vl_csegment;
@@ -49,15 +51,15 @@ typedef struct vl_cblock {
             struct vl_cblock *retire_next;  /* header taken in advance for the split that a */
             struct vl_cblock *retire_spare; /* refused unmap needs (release.c) */
         };
-        struct {                            /* ALLOCATED */
-            struct vl_cuse *uses;           /* other streams from record_use */
+        struct {                            /* ALLOCATED (PARKED: uses NULL, requested */
+            struct vl_cuse *uses;           /* other streams from record_use; rounded) */
             size_t requested;               /* the caller's size */
         };
         uint32_t pending_events;            /* PENDING: events not yet seen complete */
     };
     uint16_t bin;                           /* FREE: class index in bins */
     uint8_t state;                          /* enum vl_cblock_state */
-    uint8_t whole;                          /* FREE: counted as a whole free segment (stats.c) */
+    uint8_t whole;                          /* FREE, PARKED: counted as a whole free segment (stats.c) */
 } vl_cblock;
 
 _Static_assert(sizeof(vl_cblock) <= 64, "a block header fits one cache line");

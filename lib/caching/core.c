@@ -4,8 +4,11 @@
  * (segments_classic.c / segments_expandable.c); a device OOM releases the whole cache
  * and retries once, then returns NULL with a report (stats.c).
  *
- * Hot path of a cache hit: one pointer-table probe, a bitmap lookup, a treap descent
- * (a few nodes), an unlink and a link, a few counters; no malloc, no device call. */
+ * Hot path of a cache hit: when the block best fit would hand out is the one the stream
+ * freed last (park.h), a read-only treap descent, a pointer-table insertion and a few
+ * counters, and its free a pointer-table removal; otherwise one pointer-table probe, a bitmap lookup, a treap
+ * descent (a few nodes), an unlink and a link, a few counters. No malloc, no device
+ * call either way. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -13,6 +16,7 @@
 #include "caching/hostmem.h"
 #include "caching/sizes.h"
 #include "caching/chunks.h"
+#include "caching/park.h"
 
 void vl_caching_fail(vl_caching *c, int code, const char *what, int rc)
 {
@@ -97,7 +101,7 @@ static vl_cblock *low_fit(vl_cpool *p, vl_cblock *best)
  * obey max_split: since the best fit is the smallest block that fits, when it is
  * oversize for this request every larger one is too, and the pool must grow.
  * Expandable pools with pack=1 take the lowest-addressed of a few fits (low_fit). */
-static vl_cblock *find_fit(vl_caching *c, vl_cpool *p, size_t rounded)
+static vl_cblock *best_fit(const vl_cpool *p, size_t rounded)
 {
     unsigned i = vl_bin_index(rounded);
     vl_cblock *best = vl_bins_fit_in_class(&p->bins, i, rounded);
@@ -106,6 +110,13 @@ static vl_cblock *find_fit(vl_caching *c, vl_cpool *p, size_t rounded)
         if (j < 0) return NULL;
         best = vl_bins_first(&p->bins, (unsigned)j);
     }
+    return best;
+}
+
+static vl_cblock *find_fit(vl_caching *c, vl_cpool *p, size_t rounded)
+{
+    vl_cblock *best = best_fit(p, rounded);
+    if (!best) return NULL;
     if (!p->small && !c->cfg.expandable && !vl_caching_oversize_ok(best->size, rounded, c->cfg.max_split))
         return NULL;
     return c->cfg.pack ? low_fit(p, best) : best;
@@ -144,6 +155,21 @@ static uintptr_t chunk_spot(const vl_csegment *s, uintptr_t lo, uintptr_t end, s
     return at;
 }
 
+/* Where take() puts `rounded` bytes when it splits the FREE block [lo, end) of segment
+ * s whose address neighbours are prev and next (detached: a fresh mapping). */
+static uintptr_t split_spot(const vl_caching *c, const vl_csegment *s, const vl_cblock *prev, const vl_cblock *next,
+                            uintptr_t lo, uintptr_t end, size_t rounded, int detached)
+{
+    uintptr_t at = lo;
+    /* split=hole: the remainder before the request, next to the hole, where a later,
+     * larger request can extend it into the hole (placement's frontier). */
+    if (c->cfg.split_toward_hole && s->expandable && prev && prev->state == VL_CB_UNMAPPED &&
+        !(next && next->state == VL_CB_UNMAPPED))
+        at = end - rounded;
+    if (!detached && s->expandable && rounded % s->granule == 0) at = chunk_spot(s, lo, end, rounded, at);
+    return at;
+}
+
 /* Takes `rounded` bytes from the FREE block b (in its bins, or detached: fresh from an
  * expandable mapping, never inserted, which saves a treap insert and removal per
  * growth); the remainder, if the split rules allow, stays cached as a FREE block of its
@@ -163,14 +189,8 @@ static void take(vl_caching *c, vl_cpool *p, vl_cblock *b, size_t rounded, int d
     /* Without a header for the remainder the block is handed out whole: wasteful, not wrong. */
     if (vl_caching_should_split(b->size, rounded, p->small, b->seg->expandable, c->cfg.max_split) &&
         (rest = vl_caching_new_block(c)) != NULL) {
-        uintptr_t end = b->addr + b->size, at = b->addr;
-        /* split=hole: the remainder before the request, next to the hole, where a
-         * later, larger request can extend it into the hole (placement's frontier). */
-        if (c->cfg.split_toward_hole && b->seg->expandable && b->prev && b->prev->state == VL_CB_UNMAPPED &&
-            !(b->next && b->next->state == VL_CB_UNMAPPED))
-            at = end - rounded;
-        if (!detached && b->seg->expandable && rounded % b->seg->granule == 0)
-            at = chunk_spot(b->seg, b->addr, end, rounded, at);
+        uintptr_t end = b->addr + b->size;
+        uintptr_t at = split_spot(c, b->seg, b->prev, b->next, b->addr, end, rounded, detached);
         /* A remainder before the request: `rest` when it is the only one, else a second
          * header (none to be had: the request goes to the low end). */
         vl_cblock *low = NULL;
@@ -253,6 +273,8 @@ static vl_cblock *cached_fit(vl_caching *c, vl_cstream *st, vl_cpool **pp, size_
  * block returned, so a cached block found after a failed growth is taken out of its bins. */
 static vl_cblock *grow(vl_caching *c, vl_cpool *p, size_t rounded, int *rc, int *detached)
 {
+    /* Growth, gc, reclaim and pressure see every stream's free memory (park.h). */
+    vl_park_release_all(c);
     vl_cblock *b = c->cfg.expandable ? vl_expandable_grow(c, p, rounded, rc) : vl_classic_grow(c, p, rounded, rc);
     *detached = b && c->cfg.expandable;
     return b;
@@ -260,7 +282,49 @@ static vl_cblock *grow(vl_caching *c, vl_cpool *p, size_t rounded, int *rc, int 
 
 static size_t release_cache(vl_caching *c)
 {
+    vl_park_release_all(c);
     return vl_classic_release_free(c, 0) + vl_expandable_release_free(c);
+}
+
+/* Whether the parked block x is what a request of `rounded` bytes in pool p would get,
+ * where it lies, had x's free coalesced it: then handing x out again changes nothing.
+ * Its free would have merged it with a FREE block after it (next), and best fit over the
+ * bins with that merged block would pick it and split `rounded` off its low end. Any
+ * doubt (x handed out unsplit, a FREE block before it, another split spot, max_split's
+ * refusal) is a no: the caller releases x and takes the slow path. */
+static int parked_is_best_fit(const vl_caching *c, const vl_cpool *p, const vl_cblock *x, size_t rounded)
+{
+    if (x->size != rounded || x->seg->pool != p) return 0;
+    if (x->prev && x->prev->state == VL_CB_FREE) return 0; /* merged, the block would start there */
+    const vl_cblock *next = x->next && x->next->state == VL_CB_FREE ? x->next : NULL;
+    size_t merged = rounded + (next ? next->size : 0);
+    const vl_cblock *best = best_fit(p, rounded);
+    if (best && best == next) { /* a fit now, gone once merged: the best fit after it */
+        best = vl_bins_after(&p->bins, next->bin, next->size, next->addr);
+        if (!best) {
+            int j = vl_bins_next_nonempty(&p->bins, next->bin);
+            best = j < 0 ? NULL : vl_bins_first(&p->bins, (unsigned)j);
+        }
+    }
+    if (best && (best->size < merged || (best->size == merged && best->addr < x->addr))) return 0;
+    if (!p->small && !c->cfg.expandable && !vl_caching_oversize_ok(merged, rounded, c->cfg.max_split)) return 0;
+    if (!next) return 1; /* an exact fit: take() hands it out unsplit */
+    return vl_caching_should_split(merged, rounded, p->small, x->seg->expandable, c->cfg.max_split) &&
+           split_spot(c, x->seg, x->prev, next->next, x->addr, x->addr + merged, rounded, 0) == x->addr;
+}
+
+/* b (in the pointer table) goes to the caller, who asked for `size` bytes. */
+static void *hand_out(vl_caching *c, vl_cstream *st, vl_cblock *b, size_t size)
+{
+    b->state = VL_CB_ALLOCATED;
+    b->requested = size;
+    vl_stat_add(&c->st.requested_bytes, &c->st.peak_requested_bytes, (int64_t)size);
+    vl_stat_add(&c->st.allocated_bytes, &c->st.peak_allocated_bytes, (int64_t)b->size);
+    if (c->st.allocated_bytes > c->allocated_high_water) c->allocated_high_water = c->st.allocated_bytes;
+    vl_stat_add(&st->allocated, &st->peak_allocated, (int64_t)b->size);
+    vl_stat_add(&c->st.active_bytes, &c->st.peak_active_bytes, (int64_t)b->size);
+    vl_caching_stats_touch(c);
+    return (void *)b->addr;
 }
 
 void *vl_caching_alloc(vl_caching *c, size_t size, vl_stream s)
@@ -276,6 +340,19 @@ void *vl_caching_alloc(vl_caching *c, size_t size, vl_stream s)
         return NULL;
     }
     vl_cpool *p = &st->pools[vl_caching_is_small(rounded) ? 0 : 1];
+    if (st->parked) {
+        int hit = parked_is_best_fit(c, p, st->parked, rounded);
+        vl_park_score(st, hit);
+        if (hit) {
+            vl_cblock *b = vl_park_take(c, st);
+            if (vl_addrmap_insert(&c->table, b->addr, (uint64_t)(uintptr_t)b) == 0) return hand_out(c, st, b, size);
+            vl_caching_fail_host(c, "host allocation of the pointer table");
+            vl_caching_release_block(c, b);
+            c->st.ooms++;
+            return NULL;
+        }
+        vl_park_release(c, st); /* any other request sees it in the bins, as after its free */
+    }
 
     vl_cblock *b = NULL;
     int rc = VL_DEV_OK, detached = 0;
@@ -312,14 +389,7 @@ void *vl_caching_alloc(vl_caching *c, size_t size, vl_stream s)
         c->st.ooms++;
         return NULL;
     }
-    b->requested = size;
-    vl_stat_add(&c->st.requested_bytes, &c->st.peak_requested_bytes, (int64_t)size);
-    vl_stat_add(&c->st.allocated_bytes, &c->st.peak_allocated_bytes, (int64_t)b->size);
-    if (c->st.allocated_bytes > c->allocated_high_water) c->allocated_high_water = c->st.allocated_bytes;
-    vl_stat_add(&st->allocated, &st->peak_allocated, (int64_t)b->size);
-    vl_stat_add(&c->st.active_bytes, &c->st.peak_active_bytes, (int64_t)b->size);
-    vl_caching_stats_touch(c);
-    return (void *)b->addr;
+    return hand_out(c, st, b, size);
 }
 
 void vl_caching_free(vl_caching *c, void *ptr)
@@ -341,7 +411,8 @@ void vl_caching_free(vl_caching *c, void *ptr)
         /* No record_use: reusable at once by the block's own stream, even if another
          * stream still works on it. That is PyTorch's race, reproduced on purpose. */
         c->st.active_bytes -= (int64_t)b->size;
-        vl_caching_release_block(c, b);
+        if (vl_park_wanted(c, st)) vl_park_put(c, st, b);
+        else vl_caching_release_block(c, b);
         /* The stream holds nothing: lay its cache out again as a cold pass would find it. */
         if (c->cfg.pack && st->allocated == 0) vl_expandable_idle(c, st);
     }

@@ -12,6 +12,7 @@
 
 #include "caching/allocator.h"
 #include "caching/chunks.h"
+#include "caching/park.h"
 #include "caching/sizes.h"
 #include "size.h"
 
@@ -24,7 +25,7 @@ void vl_caching_stats_touch(vl_caching *c)
 
 size_t vl_caching_largest_free(vl_caching *c)
 {
-    size_t largest = 0;
+    size_t largest = vl_park_largest(c);
     for (size_t i = 0; i < c->nstreams; i++) {
         for (int k = 0; k < 2; k++) {
             size_t l = vl_bins_largest(&c->streams[i]->pools[k].bins);
@@ -143,6 +144,7 @@ static const vl_cstream *find_stream(const vl_caching *c, vl_stream s)
 
 void vl_caching_fill_oom_report(vl_caching *c, size_t requested, vl_stream s, vl_oom_report *r)
 {
+    vl_park_release_all(c); /* the report reads the bins: parked blocks go there first */
     vl_caching_stats_touch(c);
     size_t dev_free = 0, dev_total = 0;
     int have_dev = c->dev->ops->mem_info(c->dev, &dev_free, &dev_total) == VL_DEV_OK;
@@ -203,6 +205,7 @@ static void row(FILE *out, const char *name, int64_t cur, int64_t peak)
 
 void vl_caching_print_summary(vl_caching *c, FILE *out)
 {
+    vl_park_release_all(c); /* the summary walks FREE blocks: parked ones go there first */
     vl_alloc_stats st;
     vl_caching_get_stats(c, &st);
     char buf[32];

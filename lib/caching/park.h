@@ -1,0 +1,76 @@
+/* Parking a stream's last free: the cache-hit fast path.
+ *
+ * A free of a block that no other stream used (with park=1, the default) leaves it
+ * PARKED in its stream's one parking slot instead of coalescing it into the bins. The
+ * stream's next request takes it back at once when it is exactly the block that best
+ * fit over the coalesced cache would hand out, at the same address (core.c,
+ * parked_is_best_fit), as in a pair of alloc and free of one size. Such a pair then
+ * costs the pointer table's insertion and removal, a read-only best-fit descent and a
+ * few stores, instead of two treap removals, two insertions, a split and a merge.
+ *
+ * Parking pays only where the next request takes the block back: elsewhere each free
+ * and request costs a little more (replaying the zoo's recorded traces, 1-11% of the
+ * requests after a parked free took it back, and replay ran 3-4% slower). So a stream
+ * keeps a score, +7 for a block taken back and -1 for one released; below 0 it parks
+ * only every VL_PARK_PROBE-th free, and a probe taken back sets it to 7 again. It parks
+ * on while more than 1 in 8 are taken back.
+ *
+ * The stream's next request of any other kind first releases the parked block into the
+ * bins, as its free would have; every path that grows, reclaims, releases or reports
+ * releases every stream's. So the allocator's decisions are those it makes with park=0,
+ * address for address (test_caching_property runs both in lockstep and compares every
+ * address); only statistics read between a free and the next request can differ (the
+ * parked block is not merged with its free neighbours yet).
+ *
+ * Invariants (checked by vl_caching_check): a PARKED block is the `parked` block of the
+ * stream that owns its pool, is in neither the pointer table nor the bins, has no uses and
+ * keeps its rounded request in `requested`; parked_blocks / parked_bytes count them; a
+ * stream with one is on the parked_streams list (a stream may stay listed without one:
+ * the list is emptied at every release of all). */
+#ifndef VL_CACHING_PARK_H
+#define VL_CACHING_PARK_H
+
+#include "caching/allocator.h"
+
+#define VL_PARK_PROBE 32
+#define VL_PARK_SCORE_MAX 64
+
+/* Whether st parks its next free now. */
+static inline int vl_park_wanted(const vl_caching *c, vl_cstream *st)
+{
+    return c->cfg.park && (st->park_score >= 0 || ++st->park_skipped % VL_PARK_PROBE == 0);
+}
+
+/* The request after a parked free took the block back (hit) or not. */
+static inline void vl_park_score(vl_cstream *st, int hit)
+{
+    if (hit && st->park_score < 0) st->park_score = 0; /* a probe taken back: park again */
+    st->park_score += hit ? 7 : -1;
+    if (st->park_score > VL_PARK_SCORE_MAX) st->park_score = VL_PARK_SCORE_MAX;
+    if (st->park_score < -VL_PARK_SCORE_MAX) st->park_score = -VL_PARK_SCORE_MAX;
+}
+
+/* Takes st's parked block out of its slot (PARKED still: the caller hands it out or
+ * releases it). */
+static inline vl_cblock *vl_park_take(vl_caching *c, vl_cstream *st)
+{
+    vl_cblock *b = st->parked;
+    st->parked = NULL;
+    c->parked_blocks--;
+    c->parked_bytes -= (int64_t)b->size;
+    if (b->whole) c->whole_free_bytes -= (int64_t)b->size;
+    b->whole = 0;
+    return b;
+}
+
+/* Parks the ALLOCATED block b of stream st (no uses; its statistics already taken
+ * off), releasing the block parked there before. */
+void vl_park_put(vl_caching *c, vl_cstream *st, vl_cblock *b);
+/* Releases st's parked block, if any, into the bins, as its free would have. */
+void vl_park_release(vl_caching *c, vl_cstream *st);
+/* The same for every stream. */
+void vl_park_release_all(vl_caching *c);
+/* The largest parked block (0 if none), for the statistics. */
+size_t vl_park_largest(const vl_caching *c);
+
+#endif
