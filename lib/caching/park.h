@@ -9,8 +9,8 @@
  * few stores, instead of two treap removals, two insertions, a split and a merge.
  *
  * Parking pays only where the next request takes the block back: elsewhere each free
- * and request costs a little more (replaying the zoo's recorded traces, 1-11% of the
- * requests after a parked free took it back, and replay ran 3-4% slower). So a stream
+ * and request costs a little more (in the zoo's recorded traces most requests after a
+ * free ask for another size: lib/caching/README.md). So a stream
  * keeps a score, +7 for a block taken back and -1 for one released; below 0 it parks
  * only every VL_PARK_PROBE-th free, and a probe taken back sets it to 7 again. It parks
  * on while more than 1 in 8 are taken back.
