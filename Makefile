@@ -7,8 +7,9 @@
 #   tests/test_NAME.c              -> build/tests/test_NAME (cmocka)
 # Areas with targets of their own (fuzzing, sanitizers, hyperfine, ...) keep them in mk/*.mk.
 #
-# Knobs: CUDA_ARCH=sm_90 (one architecture; default: every one nvcc supports from
-# Turing on, plus PTX), VL_GIT_REV=<rev> (for a copy of the tree without .git),
+# Knobs: CUDA_ARCH=sm_90 (one architecture; default: the one of this machine's GPUs
+# when nvidia-smi names one, else every one nvcc supports from Turing on, plus PTX;
+# CUDA_ARCH=all: every one), VL_GIT_REV=<rev> (for a copy of the tree without .git),
 # SAN=1 (host code under ASan+UBSan, in build-san/), V=1 (show the compiler command
 # lines; the build is quiet otherwise), CC, NVCC.
 # Builds run on every core unless -jN is given.
@@ -55,7 +56,11 @@ SANFLAGS :=
 endif
 
 # --- GPU architectures -----------------------------------------------------------
-CUDA_ARCH ?= all
+# On a GPU box, its own architecture: a build for every one takes minutes (the fat binary
+# of context_cost alone 158 CPU seconds) that make test and make bench would spend on
+# code this machine never runs. Several kinds of GPU, or none: every architecture.
+VL_GPU_ARCHS := $(shell nvidia-smi --query-gpu=compute_cap --format=csv,noheader 2>/dev/null | tr -d ' .' | grep -E '^[0-9]+$$' | sort -u)
+CUDA_ARCH ?= $(if $(filter 1,$(words $(VL_GPU_ARCHS))),sm_$(VL_GPU_ARCHS),all)
 ifeq ($(CUDA_ARCH),all)
 # Every real architecture from Turing (sm_75) on that this nvcc knows, plus PTX for the newest.
 NVCC_ARCHS := $(shell $(NVCC) --list-gpu-arch 2>/dev/null | sed -n 's/^compute_\([0-9]*\)$$/\1/p' | awk '$$1 >= 75' | sort -n)
