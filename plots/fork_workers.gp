@@ -25,7 +25,7 @@ set xtics ("fork after\ninit" 1, "fork before\ninit" 2, "fork+exec" 3)
 set grid noxtics noytics
 set key off
 plot file1 using (strcol('test') eq 'first_calls' ? vindex(strcol('variant')) : NaN):(cindex(strcol('call'))): \
-         (strcol('status') eq 'no_report' ? 'no report' : (strcol('error_name') eq 'cudaSuccess' ? 'ok' : substr(strcol('error_name'), 10, 40))) \
+         (strcol('status') eq 'no_report' ? 'no report' : strcol('status') eq 'not_made' ? 'not made' : (strcol('error_name') eq 'cudaSuccess' ? 'ok' : substr(strcol('error_name'), 10, 40))) \
          with labels font ',8' notitle
 
 set title '(b) device memory of N workers'

@@ -220,6 +220,9 @@ static void row_first_calls(vl_program *p, int variant, const pool *pl)
         if (!pl->reported[0])
             vl_csv_row(p->csv, "first_calls,%s,%s,no_report,1,%s,,,,,,,,,", variant_name[variant],
                        variant_role[variant], call_name[c]);
+        else if (r->error[c] < 0) /* not made: an earlier call failed */
+            vl_csv_row(p->csv, "first_calls,%s,%s,not_made,1,%s,,,,,,,,,", variant_name[variant],
+                       variant_role[variant], call_name[c]);
         else
             vl_csv_row(p->csv, "first_calls,%s,%s,%s,1,%s,%d,%s,,,,,,,", variant_name[variant], variant_role[variant],
                        r->error[c] == cudaSuccess ? "ok" : "error", call_name[c], (int)r->error[c],

@@ -227,8 +227,10 @@ static void pool_section(pair *x)
         int got_c = run_probe(x, set, 0, &rc, why_c, sizeof why_c);
         int got_k = run_probe(x, set, 1, &rk, why_k, sizeof why_k);
         const char *status = !got_c || !got_k ? "no_report" : rc.error[0] || rk.error[0] ? "error" : "ok";
-        vl_csv_row(x->p->csv, "pool,%s,%s,%s,%llu,,,,,,,,%d,%s,%s,%llu,%s%s%s", set ? "pool_set_access" : "no_pool_access",
-                   set ? "fixed" : "bad", status, (unsigned long long)PROBE_BYTES, rk.flags, rc.copy_error,
+        char flags[16] = ""; /* empty: the probe did not get as far as asking */
+        if (rk.flags >= 0) snprintf(flags, sizeof flags, "%d", (int)rk.flags);
+        vl_csv_row(x->p->csv, "pool,%s,%s,%s,%llu,,,,,,,,%s,%s,%s,%llu,%s%s%s", set ? "pool_set_access" : "no_pool_access",
+                   set ? "fixed" : "bad", status, (unsigned long long)PROBE_BYTES, flags, rc.copy_error,
                    rk.kernel_error, (unsigned long long)rk.mismatches, rc.error[0] ? rc.error : rk.error, why_c, why_k);
     }
 }
