@@ -31,7 +31,8 @@ static const char *const configs[][2] = {
     {"sim:capacity=96MiB,events=manual", "caching:max_split=4MiB,roundup_div=4"},
     {"sim:capacity=64MiB,events=manual,granularity=64KiB", "caching:segments=expandable,chunk=1MiB"},
     {"sim:capacity=128MiB,events=manual", "caching:gc=0.5"},
-    {"sim:capacity=64MiB,events=manual", "caching:segments=expandable,pack=0"}, /* best fit only */
+    {"sim:capacity=64MiB,events=manual", "caching:segments=expandable,pack=1"}, /* low fits, idle streams packed */
+    {"sim:capacity=64MiB,events=manual", "caching:park=0"},                     /* every free merged at once */
 };
 #define NCONFIGS (sizeof configs / sizeof configs[0])
 
