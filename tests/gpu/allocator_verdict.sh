@@ -1,0 +1,121 @@
+#!/usr/bin/env bash
+# The GPU half of the caching allocator's verdict (expandable defaults, parking), in
+# parts that each fit one call of a time-limited GPU lease; a part whose folder holds
+# COMPLETE is skipped, so the same command resumes.
+#   pair    the cache-hit alloc+free pair with and without parking: scripts/ab, 12
+#           pairs of alloc_latency --quick processes, alloc=caching:park=0 against
+#           alloc=caching (pair_median_ns per size, with intervals), and the same for
+#           expandable (about 1.5 minutes);
+#   cold    cold replay of the zoo's recorded traces (results/reference/h100-zoo-steps/
+#           zoo-traces.txz): ops/s of the first pass, vramlab expandable against
+#           PyTorch's expandable segments (the torch peer, built by make peers), 3
+#           rounds of one process each, interleaved (about 3 minutes);
+#   test    make test, timed, from the current build state (the README's figure).
+# The zoo's live verdict is make torch-bench itself (docs/torch-bench.md: RUN=, BUDGET=,
+# RESUME=1), not repeated here.
+#
+#   tests/gpu/allocator_verdict.sh [pair|cold|test ...]    (default: all three)
+#   OUT=dir (default results/allocator-verdict-<rev>)
+# Exit 77 without a GPU; 1 when a part failed; 2 usage.
+set -uo pipefail
+cd "$(dirname "$0")/../.."
+parts=("$@")
+[ ${#parts[@]} -gt 0 ] || parts=(pair cold test)
+for p in "${parts[@]}"; do
+    case $p in pair | cold | test) ;; *) echo "allocator_verdict: unknown part '$p' (pair, cold, test)" >&2; exit 2 ;; esac
+done
+if ! command -v nvidia-smi >/dev/null || ! nvidia-smi -L >/dev/null 2>&1; then
+    echo "allocator_verdict: no GPU (nvidia-smi -L failed): nothing measured" >&2
+    exit 77
+fi
+# VL_GIT_REV first: a copied working tree may carry another checkout's .git
+rev=${VL_GIT_REV:-$(git rev-parse --short=7 HEAD 2>/dev/null || echo unknown)}
+out=${OUT:-results/allocator-verdict-$rev}
+mkdir -p "$out" || exit 2
+nvidia-smi >"$out/nvidia-smi.txt" 2>&1
+status=0
+
+part_pair() {
+    local d=$out/pair
+    mkdir -p "$d"
+    make -s programs >"$d/build.log" 2>&1 || { tail -5 "$d/build.log"; return 1; }
+    for spec in caching caching:segments=expandable; do
+        local name=${spec//[:=,]/_} sep=:
+        [[ $spec == *:* ]] && sep=,
+        scripts/ab --pairs 12 --quick --only alloc_latency --out "$d/$name" \
+            "alloc=$spec${sep}park=0" "alloc=$spec" >"$d/$name.log" 2>&1
+        local rc=$?
+        tail -1 "$d/$name.log"
+        grep -E "pair_median_ns" "$d/$name.log" | head -20
+        [ $rc -le 1 ] || return 1 # 1: a difference found, which is the point
+    done
+}
+
+part_cold() {
+    local d=$out/cold
+    mkdir -p "$d/tr"
+    tar -xJf results/reference/h100-zoo-steps/zoo-traces.txz -C "$d/tr" || return 1
+    make -s programs peers >"$d/build.log" 2>&1 || { tail -5 "$d/build.log"; return 1; }
+    local specs=(caching:segments=expandable torch:expandable_segments=1) order round t spec
+    echo "round,trace,alloc,pass,ops_per_s,reserved_over_allocated" >"$d/cold.csv"
+    for round in 1 2 3; do
+        order=("${specs[@]}")
+        [ $((round % 2)) = 0 ] && order=("${specs[1]}" "${specs[0]}") # A B, then B A
+        for t in "$d"/tr/*/*.trace; do
+            for spec in "${order[@]}"; do run_cold "$d" "$round" "$t" "$spec"; done
+        done
+    done
+    python3 - "$d/cold.csv" <<'EOF' | tee "$d/summary.txt"
+import csv, statistics as st, sys
+from collections import defaultdict
+rate = defaultdict(list)
+for r in csv.DictReader(open(sys.argv[1])):
+    if r["pass"] == "1" and r["ops_per_s"]:
+        rate[(r["trace"], r["alloc"])].append(float(r["ops_per_s"]))
+print("cold pass ops/s, median of 3 processes: vramlab expandable / PyTorch expandable segments")
+for t in sorted({k[0] for k in rate}):
+    a, b = rate.get((t, "caching:segments=expandable")), rate.get((t, "torch:expandable_segments=1"))
+    if a and b:
+        print(f"  {t}: {st.median(a):,.0f} / {st.median(b):,.0f} = {st.median(a) / st.median(b):.2f}")
+    else:
+        print(f"  {t}: missing ({'vramlab' if not a else 'torch'})")
+EOF
+}
+
+# run_cold DIR ROUND TRACE SPEC: one replay process, its pass rows into DIR/cold.csv.
+run_cold() {
+    local d=$1 round=$2 t=$3 spec=$4 name
+    name=$(basename "$t" .trace)
+    if ! build/bin/replay --alloc "$spec" --trace "$t" --passes 2 -o "$d/r.csv" >"$d/r.log" 2>&1; then
+        echo "allocator_verdict: replay $name under $spec failed: $(tail -1 "$d/r.log")" >&2
+        return
+    fi
+    awk -F, -v round="$round" -v trace="$name" -v spec="$spec" '
+        /^#/ { next }
+        !h { for (i = 1; i <= NF; i++) col[$i] = i; h = 1; next }
+        { print round "," trace ",\"" spec "\"," $col["pass"] "," $col["ops_per_s"] "," $col["reserved_over_allocated"] }' \
+        "$d/r.csv" >>"$d/cold.csv"
+}
+
+part_test() {
+    local d=$out/test t0
+    mkdir -p "$d"
+    t0=$(date +%s)
+    make test >"$d/make-test.log" 2>&1
+    local rc=$?
+    echo "make test wall $(($(date +%s) - t0)) s, exit $rc" | tee -a "$d/make-test.log"
+    tail -3 "$d/make-test.log"
+    return $rc
+}
+
+for p in "${parts[@]}"; do
+    [ -e "$out/$p/COMPLETE" ] && { echo "allocator_verdict: $p: done already ($out/$p/COMPLETE)"; continue; }
+    echo "allocator_verdict: $p -> $out/$p"
+    if "part_$p"; then
+        echo "$rev $(date -u +%FT%TZ)" >"$out/$p/COMPLETE"
+    else
+        echo "allocator_verdict: $p failed" >&2
+        status=1
+    fi
+done
+exit $status
