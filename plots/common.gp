@@ -37,6 +37,15 @@ do for [i_ = 1:nfiles] {
     LABEL[i_] = sep_ eq " " ? word(labels_, i_) : nth_(labels_, i_)
 }
 out = path_(out)
+# Results of the simulated device (bench.sh names their CSVs *.sim.csv) say so on the
+# figure: their times are the host CPU's, never a GPU's.
+nsim_ = 0
+do for [i_ = 1:nfiles] { nsim_ = nsim_ + (strstrt(FILE[i_], ".sim.csv") > 0 ? 1 : 0) }
+if (nsim_ > 0) {
+    set label 990 (nsim_ == nfiles ? "simulated device: policy figures and host CPU time, not GPU measurements" : \
+                   sprintf("%d of %d inputs from the simulated device (.sim): their times are host CPU time", nsim_, nfiles)) \
+        at screen 0.005, 0.985 left font ',8' tc rgb '#b00000' front
+}
 # A string as one shell word: '...' with each ' written as '\''.
 shq_(s) = (q_ = strstrt(s, "'")) ? s[1:q_ - 1] . "'\\''" . shq_(s[q_ + 1:]) : s
 shq(s) = "'" . shq_(s) . "'"

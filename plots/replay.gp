@@ -3,7 +3,11 @@
 # peak requested, allocated and reserved bytes per allocator (pass 1; empty where the
 # allocator cannot know), reserved/allocated on top.
 call 'plots/common.gp' ARG1 ARG2 ARG3
-set key inside left top font ',8'
+# Room for up to a dozen inputs: the legend below the left panel, the bar labels upright.
+set terminal pngcairo size 1400,850 enhanced font 'DejaVu Sans,10'
+set termoption noenhanced
+set output out
+set key below left font ',7' maxrows 6
 set multiplot layout 1,2 title 'trace replay'
 set title 'throughput by pass'
 set xlabel 'pass'
@@ -26,8 +30,9 @@ set xlabel ''
 set ylabel 'GiB'
 set yrange [0:*]
 set offsets 0,0,graph 0.1,0
-set xtics () rotate by -20
+set xtics () rotate by 90 right font ',7'
 do for [i=1:nfiles] { set xtics add (LABEL[i] i) }
+set key inside left top font ',8'
 set xrange [0.5:nfiles+0.5]
 set style fill solid 0.6
 set boxwidth 0.24
@@ -39,6 +44,6 @@ plot for [i=1:nfiles] FILE[i] using (i-0.25):(first("peak_requested_bytes")) wit
      for [i=1:nfiles] FILE[i] using (i+0.25):(first("peak_reserved_bytes")) with boxes lc 6 \
         title (i==1 ? 'peak reserved' : ''), \
      for [i=1:nfiles] FILE[i] using (i+0.25):(first("peak_reserved_bytes")):(column("pass") == 1 ? \
-        sprintf('%.2fx', column("reserved_over_allocated")) : '') with labels offset 0,0.8 font ',8' notitle, \
+        sprintf('%.2fx', column("reserved_over_allocated")) : '') with labels offset 0,0.8 font ',7' notitle, \
      0 with lines lc black notitle  # keeps the panel drawable when no allocator knows its peaks
 unset multiplot

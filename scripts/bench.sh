@@ -377,6 +377,8 @@ else
 fi
 elapsed=$(awk -v a="$(date +%s.%N)" -v b="$start_all" 'BEGIN { printf "%.2f", a - b }')
 
+# Every job of every pass has run: the run is complete (plots are made from it after).
+mark_complete "$out" $((total * repeat))
 plots_later=
 if [ "$plots" = 0 ]; then
     :
@@ -398,5 +400,4 @@ else
     echo "results: $out/rep-1 .. rep-$repeat   summary over repetitions: $out/summary.csv"
 fi
 [ -z "$plots_later" ] || echo "$plots_later"
-mark_complete "$out" $((total * repeat)) # last: every job of every pass has run
 [ "$failed" -eq 0 ]
