@@ -15,7 +15,7 @@ command -v "${valgrind_cmd%% *}" >/dev/null || { echo "valgrind: not installed (
 logs=$build/valgrind
 mkdir -p "$logs"
 
-export VL_PROPTEST_OPS=${VL_PROPTEST_OPS:-20000} VL_THREADS_OPS=${VL_THREADS_OPS:-2000}
+export VL_PROPTEST_OPS=${VL_PROPTEST_OPS:-12000} VL_THREADS_OPS=${VL_THREADS_OPS:-2000}
 # Every 8th call of the fault sweep (and the last): the whole sweep takes ~3 minutes
 # under memcheck; make test and make test-san run every call.
 export VL_FAULT_SWEEP_STRIDE=${VL_FAULT_SWEEP_STRIDE:-8}
