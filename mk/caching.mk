@@ -26,3 +26,9 @@ proptest: $(BUILD)/tests/test_caching_property
 test-replay-sweep: $(BUILD)/bin/replay
 	@tests/replay_sweep/run.sh
 TEST_EXTRA_TARGETS += test-replay-sweep
+
+# scripts/park-cost (what parking buys and costs, on the simulated device): its tests.
+.PHONY: test-park-cost
+test-park-cost: $(BUILD)/bin/replay $(BUILD)/bin/alloc_latency
+	@tests/park_cost/run.sh
+TEST_EXTRA_TARGETS += test-park-cost
