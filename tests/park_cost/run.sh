@@ -4,7 +4,9 @@
 # (tests/fixtures/zoo/lm-fixed.trace) writes the pair and replay rows of both SPECs with
 # and without parking, finds the same decisions in every pass (exit 0) and says so; a
 # result folder that exists, no trace, a bad --rounds or an unknown argument is a usage
-# error (exit 2) that writes nothing.
+# error (exit 2) that writes nothing. And tests/gpu/allocator_verdict.sh, which measures
+# the same on a GPU: an unknown part is a usage error (exit 2); without a GPU it says so in
+# one line and exits 77.
 set -u
 cd "$(dirname "$0")/../.."
 tmp=$(mktemp -d)
@@ -36,5 +38,17 @@ for o in o2 o3 o4; do
     [ ! -e "$tmp/$o" ] && passes=$((passes + 1)) || { echo "FAIL: a usage error wrote $o"; failures=$((failures + 1)); }
 done
 
-checks_report test-park-cost
+verdict=tests/gpu/allocator_verdict.sh
+check "allocator_verdict: unknown part" 2 env OUT="$tmp/v1" $verdict pair bogus
+expect "allocator_verdict: unknown part" "unknown part 'bogus'"
+skipped=0
+if nvidia-smi -L >/dev/null 2>&1; then
+    skipped=1 # with a GPU it would measure: left to the GPU runs
+else
+    check "allocator_verdict: no GPU" 77 env OUT="$tmp/v2" $verdict
+    [ "$(wc -l <"$tmp/out")" = 1 ] && [ ! -e "$tmp/v2" ] && passes=$((passes + 1)) ||
+        { echo "FAIL: allocator_verdict without a GPU: not one line, or it wrote $tmp/v2"; failures=$((failures + 1)); }
+fi
+
+checks_report test-park-cost $skipped
 [ "$failures" -eq 0 ]
