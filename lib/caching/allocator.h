@@ -135,6 +135,9 @@ typedef struct vl_cstream {
     vl_cpool pools[2]; /* [0] small, [1] large */
     vl_cblock *parked;               /* its last free, PARKED (park.h), or NULL */
     int32_t park_score;              /* park.h: parking pays while >= 0 */
+    const vl_cblock *park_ok;        /* park.h: the block last found to be the best fit, */
+    uintptr_t park_ok_addr;          /* where it was, and the version of its pool's bins */
+    uint64_t park_ok_version;        /* then (a verdict that holds while they stay) */
     uint32_t park_skipped;           /* frees not parked since the last probe */
     int on_parked_list;              /* on the allocator's parked_streams list (via next_parked) */
     struct vl_cstream *next_parked;

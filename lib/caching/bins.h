@@ -35,6 +35,8 @@ typedef struct vl_bins {
     vl_cblock *roots[VL_BIN_COUNT];
     size_t free_blocks; /* blocks in all classes */
     size_t free_bytes;  /* their sizes */
+    uint64_t version;   /* bumped by every insertion and removal: a best fit found at one
+                           version holds while it stays (park.h's repeated pairs) */
 } vl_bins;
 
 static inline unsigned vl_bin_index(size_t size)
@@ -81,6 +83,7 @@ static inline void vl_bins_insert(vl_bins *b, vl_cblock *blk)
     b->words[i >> 6] |= UINT64_C(1) << (i & 63);
     b->summary |= UINT64_C(1) << (i >> 6);
     b->free_blocks++;
+    b->version++;
     b->free_bytes += blk->size;
 }
 
@@ -110,6 +113,7 @@ static inline void vl_bins_remove(vl_bins *b, vl_cblock *blk)
     }
     blk->bin_left = blk->bin_right = NULL;
     b->free_blocks--;
+    b->version++;
     b->free_bytes -= blk->size;
 }
 

@@ -295,6 +295,11 @@ static size_t release_cache(vl_caching *c)
 static int parked_is_best_fit(const vl_caching *c, const vl_cpool *p, const vl_cblock *x, size_t rounded)
 {
     if (x->size != rounded || x->seg->pool != p) return 0;
+    /* The verdict of the last hit, where nothing in the bins has changed since: the same
+     * block at the same place, the same neighbours (a neighbour becomes or stops being
+     * FREE only through the bins), so the same answer, without the descents. */
+    const vl_cstream *st = p->stream;
+    if (x == st->park_ok && x->addr == st->park_ok_addr && p->bins.version == st->park_ok_version) return 1;
     if (x->prev && x->prev->state == VL_CB_FREE) return 0; /* merged, the block would start there */
     const vl_cblock *next = x->next && x->next->state == VL_CB_FREE ? x->next : NULL;
     size_t merged = rounded + (next ? next->size : 0);
@@ -345,6 +350,9 @@ void *vl_caching_alloc(vl_caching *c, size_t size, vl_stream s)
         vl_park_score(st, hit);
         if (hit) {
             vl_cblock *b = vl_park_take(c, st);
+            st->park_ok = b;
+            st->park_ok_addr = b->addr;
+            st->park_ok_version = p->bins.version;
             if (vl_addrmap_insert(&c->table, b->addr, (uint64_t)(uintptr_t)b) == 0) return hand_out(c, st, b, size);
             vl_caching_fail_host(c, "host allocation of the pointer table");
             vl_caching_release_block(c, b);

@@ -6,7 +6,9 @@
  * fit over the coalesced cache would hand out, at the same address (core.c,
  * parked_is_best_fit), as in a pair of alloc and free of one size. Such a pair then
  * costs the pointer table's insertion and removal, a read-only best-fit descent and a
- * few stores, instead of two treap removals, two insertions, a split and a merge.
+ * few stores, instead of two treap removals, two insertions, a split and a merge; and
+ * when nothing entered or left the bins since the stream's last such hit (the bins'
+ * version), the same block at the same place gets the same verdict without the descent.
  *
  * Parking pays only where the next request takes the block back: elsewhere each free
  * and request costs a little more (in the zoo's recorded traces most requests after a
