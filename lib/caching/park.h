@@ -13,9 +13,10 @@
  * Parking pays only where the next request takes the block back: elsewhere each free
  * and request costs a little more (in the zoo's recorded traces most requests after a
  * free ask for another size: lib/caching/README.md). So a stream
- * keeps a score, +7 for a block taken back and -1 for one released; below 0 it parks
- * only every VL_PARK_PROBE-th free, and a probe taken back sets it to 7 again. It parks
- * on while more than 1 in 8 are taken back.
+ * keeps a score, +3 for a block taken back and -1 for one released; below 0 it parks
+ * only every VL_PARK_PROBE-th free, and a probe taken back sets it to 3 again. It parks
+ * on while more than 1 in 4 are taken back (+7, 1 in 8, cost replay more: the figures of
+ * both are in lib/caching/README.md).
  *
  * The stream's next request of any other kind first releases the parked block into the
  * bins, as its free would have; every path that grows, reclaims, releases or reports
@@ -47,7 +48,7 @@ static inline int vl_park_wanted(const vl_caching *c, vl_cstream *st)
 static inline void vl_park_score(vl_cstream *st, int hit)
 {
     if (hit && st->park_score < 0) st->park_score = 0; /* a probe taken back: park again */
-    st->park_score += hit ? 7 : -1;
+    st->park_score += hit ? 3 : -1;
     if (st->park_score > VL_PARK_SCORE_MAX) st->park_score = VL_PARK_SCORE_MAX;
     if (st->park_score < -VL_PARK_SCORE_MAX) st->park_score = -VL_PARK_SCORE_MAX;
 }
