@@ -51,8 +51,8 @@ typedef struct vl_cblock {
             struct vl_cblock *retire_next;  /* header taken in advance for the split that a */
             struct vl_cblock *retire_spare; /* refused unmap needs (release.c) */
         };
-        struct {                            /* ALLOCATED (PARKED: uses NULL, requested */
-            struct vl_cuse *uses;           /* other streams from record_use; rounded) */
+        struct {                            /* ALLOCATED (and PARKED: uses NULL) */
+            struct vl_cuse *uses;           /* other streams from record_use */
             size_t requested;               /* the caller's size */
         };
         uint32_t pending_events;            /* PENDING: events not yet seen complete */

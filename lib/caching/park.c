@@ -2,8 +2,6 @@
  * into the bins, as their frees would have. */
 #include "caching/park.h"
 
-#include "caching/sizes.h"
-
 void vl_park_release(vl_caching *c, vl_cstream *st)
 {
     if (!st->parked) return;
@@ -13,8 +11,7 @@ void vl_park_release(vl_caching *c, vl_cstream *st)
 void vl_park_put(vl_caching *c, vl_cstream *st, vl_cblock *b)
 {
     vl_park_release(c, st);
-    b->state = VL_CB_PARKED;
-    b->requested = vl_caching_round_size(b->requested, c->cfg.roundup_div);
+    b->state = VL_CB_PARKED; /* requested stays the caller's: only the block's size is asked */
     b->whole = !b->prev && !b->next; /* free memory of a whole segment, as a FREE block counts */
     if (b->whole) c->whole_free_bytes += (int64_t)b->size;
     st->parked = b;

@@ -26,8 +26,8 @@
  * parked block is not merged with its free neighbours yet).
  *
  * Invariants (checked by vl_caching_check): a PARKED block is the `parked` block of the
- * stream that owns its pool, is in neither the pointer table nor the bins, has no uses and
- * keeps its rounded request in `requested`; parked_blocks / parked_bytes count them; a
+ * stream that owns its pool, is in neither the pointer table nor the bins and has no
+ * uses; parked_blocks / parked_bytes count them; a
  * stream with one is on the parked_streams list (a stream may stay listed without one:
  * the list is emptied at every release of all). */
 #ifndef VL_CACHING_PARK_H
