@@ -135,9 +135,8 @@ typedef struct vl_cstream {
     vl_cpool pools[2]; /* [0] small, [1] large */
     vl_cblock *parked;               /* its last free, PARKED (park.h), or NULL */
     int32_t park_score;              /* park.h: parking pays while >= 0 */
-    const vl_cblock *park_ok;        /* park.h: the block last found to be the best fit, */
-    uintptr_t park_ok_addr;          /* where it was, and the version of its pool's bins */
-    uint64_t park_ok_version;        /* then (a verdict that holds while they stay) */
+    const vl_cblock *park_ok;        /* park.h: the block last found to be the best fit and */
+    uint64_t park_ok_version;        /* its pool's bins' version then (the verdict holds while it stays) */
     uint32_t park_skipped;           /* frees not parked since the last probe */
     int on_parked_list;              /* on the allocator's parked_streams list (via next_parked) */
     struct vl_cstream *next_parked;
@@ -174,8 +173,6 @@ typedef struct vl_caching {
     vl_cstream *last_stream;       /* lookup cache: most programs use one stream */
     vl_cstream *waiting_streams;   /* streams whose pending FIFO is non-empty (via next_waiting) */
     vl_cstream *parked_streams;    /* streams that may hold a PARKED block (park.h, via next_parked) */
-    size_t parked_blocks;          /* PARKED blocks */
-    int64_t parked_bytes;          /* their sizes */
     vl_csegment *segments;         /* all segments, newest first */
     /* Classic segments that are one FREE block ("idle"), in a binary min-heap by serial,
      * so gc and flushes release the oldest first without walking every segment.

@@ -97,10 +97,7 @@ static vl_cblock *low_fit(vl_cpool *p, vl_cblock *best)
 
 /* Best fit in pool p, PyTorch's rule: the smallest free block >= rounded (lowest
  * address among equal sizes), in the request's own class or else the first non-empty
- * class above; O(log n) in the blocks of a class (bins.h). Classic large blocks then
- * obey max_split: since the best fit is the smallest block that fits, when it is
- * oversize for this request every larger one is too, and the pool must grow.
- * Expandable pools with pack=1 take the lowest-addressed of a few fits (low_fit). */
+ * class above; O(log n) in the blocks of a class (bins.h). */
 static vl_cblock *best_fit(const vl_cpool *p, size_t rounded)
 {
     unsigned i = vl_bin_index(rounded);
@@ -113,6 +110,10 @@ static vl_cblock *best_fit(const vl_cpool *p, size_t rounded)
     return best;
 }
 
+/* The block a request takes from pool p: the best fit, where classic large blocks
+ * obey max_split (since the best fit is the smallest block that fits, when it is
+ * oversize for this request every larger one is too, and the pool must grow), and
+ * expandable pools with pack=1 take the lowest-addressed of a few fits (low_fit). */
 static vl_cblock *find_fit(vl_caching *c, vl_cpool *p, size_t rounded)
 {
     vl_cblock *best = best_fit(p, rounded);
@@ -299,7 +300,7 @@ static int parked_is_best_fit(const vl_caching *c, const vl_cpool *p, const vl_c
      * block at the same place, the same neighbours (a neighbour becomes or stops being
      * FREE only through the bins), so the same answer, without the descents. */
     const vl_cstream *st = p->stream;
-    if (x == st->park_ok && x->addr == st->park_ok_addr && p->bins.version == st->park_ok_version) return 1;
+    if (x == st->park_ok && p->bins.version == st->park_ok_version) return 1;
     if (x->prev && x->prev->state == VL_CB_FREE) return 0; /* merged, the block would start there */
     const vl_cblock *next = x->next && x->next->state == VL_CB_FREE ? x->next : NULL;
     size_t merged = rounded + (next ? next->size : 0);
@@ -318,9 +319,16 @@ static int parked_is_best_fit(const vl_caching *c, const vl_cpool *p, const vl_c
            split_spot(c, x->seg, x->prev, next->next, x->addr, x->addr + merged, rounded, 0) == x->addr;
 }
 
-/* b (in the pointer table) goes to the caller, who asked for `size` bytes. */
+/* b (taken out of the bins or the parking slot) goes to the caller, who asked for `size`
+ * bytes; NULL when the pointer table cannot take it (b then goes back to the cache). */
 static void *hand_out(vl_caching *c, vl_cstream *st, vl_cblock *b, size_t size)
 {
+    if (vl_addrmap_insert(&c->table, b->addr, (uint64_t)(uintptr_t)b) != 0) {
+        vl_caching_fail_host(c, "host allocation of the pointer table");
+        vl_caching_release_block(c, b); /* back to the cache, merged with its remainder */
+        c->st.ooms++;
+        return NULL;
+    }
     b->state = VL_CB_ALLOCATED;
     b->requested = size;
     vl_stat_add(&c->st.requested_bytes, &c->st.peak_requested_bytes, (int64_t)size);
@@ -349,15 +357,9 @@ void *vl_caching_alloc(vl_caching *c, size_t size, vl_stream s)
         int hit = parked_is_best_fit(c, p, st->parked, rounded);
         vl_park_score(st, hit);
         if (hit) {
-            vl_cblock *b = vl_park_take(c, st);
-            st->park_ok = b;
-            st->park_ok_addr = b->addr;
+            st->park_ok = st->parked;
             st->park_ok_version = p->bins.version;
-            if (vl_addrmap_insert(&c->table, b->addr, (uint64_t)(uintptr_t)b) == 0) return hand_out(c, st, b, size);
-            vl_caching_fail_host(c, "host allocation of the pointer table");
-            vl_caching_release_block(c, b);
-            c->st.ooms++;
-            return NULL;
+            return hand_out(c, st, vl_park_take(c, st), size);
         }
         vl_park_release(c, st); /* any other request sees it in the bins, as after its free */
     }
@@ -391,12 +393,6 @@ void *vl_caching_alloc(vl_caching *c, size_t size, vl_stream s)
         return NULL;
     }
     take(c, p, b, rounded, detached);
-    if (vl_addrmap_insert(&c->table, b->addr, (uint64_t)(uintptr_t)b) != 0) {
-        vl_caching_fail_host(c, "host allocation of the pointer table");
-        vl_caching_release_block(c, b); /* back to the cache, merged with its remainder */
-        c->st.ooms++;
-        return NULL;
-    }
     return hand_out(c, st, b, size);
 }
 

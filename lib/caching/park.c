@@ -15,8 +15,6 @@ void vl_park_put(vl_caching *c, vl_cstream *st, vl_cblock *b)
     b->whole = !b->prev && !b->next; /* free memory of a whole segment, as a FREE block counts */
     if (b->whole) c->whole_free_bytes += (int64_t)b->size;
     st->parked = b;
-    c->parked_blocks++;
-    c->parked_bytes += (int64_t)b->size;
     if (!st->on_parked_list) {
         st->on_parked_list = 1;
         st->next_parked = c->parked_streams;

@@ -27,8 +27,7 @@
  *
  * Invariants (checked by vl_caching_check): a PARKED block is the `parked` block of the
  * stream that owns its pool, is in neither the pointer table nor the bins and has no
- * uses; parked_blocks / parked_bytes count them; a
- * stream with one is on the parked_streams list (a stream may stay listed without one:
+ * uses; a stream with one is on the parked_streams list (a stream may stay listed without one:
  * the list is emptied at every release of all). */
 #ifndef VL_CACHING_PARK_H
 #define VL_CACHING_PARK_H
@@ -59,8 +58,6 @@ static inline vl_cblock *vl_park_take(vl_caching *c, vl_cstream *st)
 {
     vl_cblock *b = st->parked;
     st->parked = NULL;
-    c->parked_blocks--;
-    c->parked_bytes -= (int64_t)b->size;
     if (b->whole) c->whole_free_bytes -= (int64_t)b->size;
     b->whole = 0;
     return b;

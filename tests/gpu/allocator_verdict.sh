@@ -90,11 +90,7 @@ run_cold() {
         echo "allocator_verdict: replay $name under $spec failed: $(tail -1 "$d/r.log")" >&2
         return
     fi
-    awk -F, -v round="$round" -v trace="$name" -v spec="$spec" '
-        /^#/ { next }
-        !h { for (i = 1; i <= NF; i++) col[$i] = i; h = 1; next }
-        { print round "," trace ",\"" spec "\"," $col["pass"] "," $col["ops_per_s"] "," $col["reserved_over_allocated"] }' \
-        "$d/r.csv" >>"$d/cold.csv"
+    scripts/csv-columns "$d/r.csv" "$round,$name,\"$spec\"" pass ops_per_s reserved_over_allocated >>"$d/cold.csv"
 }
 
 part_test() {
