@@ -656,6 +656,9 @@ def driver(args):
               f"{len(failed)} failed ones to run again" if previous else f"bench: nothing to resume in {outdir}: "
               "starting it", flush=True)
     os.makedirs(os.path.join(outdir, "logs"), exist_ok=True)
+    mark = os.path.join(outdir, "COMPLETE")  # written last, when every process has a sample
+    if os.path.exists(mark):
+        os.remove(mark)
     for why in sorted(set(skipped.values())):
         print(f"skipped {','.join(a for a in skipped if skipped[a] == why)}: {why}")
     Stop.part_date = time.strftime("%Y-%m-%dT%H:%M:%S%z")
@@ -707,6 +710,10 @@ def driver(args):
     left = sum((str(rnd), w, a) not in ok for rnd, _, w, a in jobs)
     print(f"bench: {left} of {len(jobs)} processes without a sample: run again with --resume (RESUME=1)"
           if left else f"bench: complete: all {len(jobs)} processes have a sample", flush=True)
+    if not left:
+        with open(mark + ".tmp", "w") as f:
+            f.write(f"complete {time.strftime('%Y-%m-%dT%H:%M:%S%z')} processes={len(jobs)}\n")
+        os.replace(mark + ".tmp", mark)
     if stopped:
         return STOPPED
     return 1 if any(r.get("status") != "ok" for r in all_rows) else 0

@@ -707,6 +707,7 @@ try:
                        env=dict(standin_env, VL_STANDIN_FAIL="expandable_segments:True", VL_STANDIN_STARTED=started))
     res = os.path.join(tmp, "res")
     check("failed processes: exit 1", p.returncode == 1, p.stdout + p.stderr)
+    check("failed processes: no COMPLETE", not os.path.exists(os.path.join(res, "COMPLETE")), os.listdir(res))
     check("4 samples, 2 failed", sorted(keys(os.path.join(res, "samples.csv"))) == sorted(
         [("1", "moe", "torch", "ok"), ("2", "moe", "torch", "ok"), ("1", "moe", "torch-expandable", "failed"),
          ("2", "moe", "torch-expandable", "failed")]), keys(os.path.join(res, "samples.csv")))
@@ -737,6 +738,8 @@ try:
           and "part 2: date " in cond and "git resumedrev" in cond and "2 failed ones again" in cond
           and "warning: part 2 ran with git resumedrev" in cond, cond)
     check("complete", "bench: complete: all 4 processes" in p.stdout, p.stdout)
+    check("complete: COMPLETE written", open(os.path.join(res, "COMPLETE")).read().endswith("processes=4\n"),
+          os.listdir(res))
     logs = os.listdir(os.path.join(res, "logs"))
     check("the failed attempts' logs kept", len([x for x in logs if x.startswith("r1.moe.torch-expandable.")
                                                   and x.endswith(".log")]) == 2, logs)
@@ -773,6 +776,7 @@ try:
     check("conditions say stopped", "stopped by SIGTERM" in cond and "skipped (the rest): stopped by SIGTERM: "
           "6 of 8" in cond, cond)
     check("summary of the part written", os.path.exists(os.path.join(cut, "summary.csv")), os.listdir(cut))
+    check("stopped: no COMPLETE", not os.path.exists(os.path.join(cut, "COMPLETE")), os.listdir(cut))
 
     # a row appended as each process ends: after the first row, before the run's end
     os.remove(started)
@@ -799,6 +803,7 @@ try:
     got = keys(os.path.join(cut, "samples.csv"))
     check("all 8 samples ok, once each", len(got) == 8 and len(set(got)) == 8
           and all(k[3] == "ok" for k in got), got)
+    check("resumed to the end: COMPLETE", os.path.exists(os.path.join(cut, "COMPLETE")), os.listdir(cut))
     cond = open(os.path.join(cut, "conditions.txt")).read()
     check("resumed conditions", "part 2: date " in cond and "6 processes run" in cond
           and "skipped (the rest)" not in cond, cond)

@@ -57,7 +57,12 @@ part_cold() {
     tar -xJf results/reference/h100-zoo-steps/zoo-traces.txz -C "$d/tr" || return 1
     make -s programs peers >"$d/build.log" 2>&1 || { tail -5 "$d/build.log"; return 1; }
     local specs=(caching:segments=expandable torch:expandable_segments=1) order round t spec
-    echo "round,trace,alloc,pass,ops_per_s,reserved_over_allocated" >"$d/cold.csv"
+    {
+        echo "# git_revision: $rev"
+        echo "# gpu: $(nvidia-smi --query-gpu=name --format=csv,noheader | head -1)"
+        echo "# driver: $(nvidia-smi --query-gpu=driver_version --format=csv,noheader | head -1)"
+        echo "round,trace,alloc,pass,ops_per_s,reserved_over_allocated"
+    } >"$d/cold.csv"
     for round in 1 2 3; do
         order=("${specs[@]}")
         [ $((round % 2)) = 0 ] && order=("${specs[1]}" "${specs[0]}") # A B, then B A
@@ -69,7 +74,7 @@ part_cold() {
 import csv, statistics as st, sys
 from collections import defaultdict
 rate = defaultdict(list)
-for r in csv.DictReader(open(sys.argv[1])):
+for r in csv.DictReader(line for line in open(sys.argv[1]) if not line.startswith("#")):
     if r["pass"] == "1" and r["ops_per_s"]:
         rate[(r["trace"], r["alloc"])].append(float(r["ops_per_s"]))
 print("cold pass ops/s, median of 3 processes: vramlab expandable / PyTorch expandable segments")
