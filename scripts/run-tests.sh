@@ -10,12 +10,15 @@
 # that reports no counts counts as one, and says so. A suite skips by exiting 77 (make
 # then reports "Error 77") or by ending with a line "SKIP ...". A program that dies
 # before its summary (crash, timeout: TEST_TIMEOUT seconds, default 600) is a failure.
-# On a machine with a GPU, the items that use the whole GPU (GPU_EXCLUSIVE: they measure
-# device-wide free memory, fill the device, or run programs on it) run one at a time and
-# never beside any other item (an exclusive lock; the others share it): run beside each
-# other they saw each other's memory (a leak check fired, cuBLAS found no memory).
+# On a machine with a GPU, the items that test the GPU itself (GPU_EXCLUSIVE: they fill
+# the device, measure device-wide free memory or time kernels) run first, one at a time,
+# never beside any other item (run beside each other they saw each other's memory: a
+# leak check fired, cuBLAS found no memory); then the rest, JOBS at a time. One at a
+# time they are the critical path, so they start first. The slowest line gives each
+# item's own run time.
 # Usage: scripts/run-tests.sh [--targets-only] BUILD_DIR [extra-target ...]
 #   --targets-only  the named suites alone, no test binaries (make test-heavy)
+#   VL_TEST_GPU=1|0 runs as on a machine with a GPU or without one (default: nvidia-smi)
 set -u
 binaries=1
 [ "${1:-}" = --targets-only ] && { binaries=0; shift; }
@@ -25,11 +28,19 @@ jobs=${JOBS:-$(nproc)}
 timeout_s=${TEST_TIMEOUT:-600}
 logs=$(mktemp -d)
 trap 'rm -rf "$logs"' EXIT
-GPU_EXCLUSIVE=" test_backends_gpu test_device_cuda test_scenario_b_stall_probe test_threads_caching test_torch_plugin test_oom_report test-gpu-torch test-peer-tables test-compare test_untrusted_input test-failmodes "
-gpu_lock=
-if command -v nvidia-smi >/dev/null && nvidia-smi -L 2>/dev/null | grep -q '^GPU'; then
-    gpu_lock=$logs/gpu.lock
-    : >"$gpu_lock"
+# Each tests the GPU path itself. Not here: test_oom_report (the simulated device alone)
+# and the tooling suites (test-peer-tables, test-compare, test-failmodes,
+# test_untrusted_input), whose programs are shown no GPU, as in CI.
+#   test_backends_gpu, test_device_cuda: fill the device, compare device-wide free memory
+#   test_threads_caching: device-wide free memory after trim (its sim part takes <1 s)
+#   test_torch_plugin: the plugin's allocations on the device (its argument checks take <1 s)
+#   test_scenario_b_stall_probe: a busy kernel's device time
+#   test-gpu-torch: PyTorch training on both allocators
+GPU_EXCLUSIVE=" test_backends_gpu test_device_cuda test_threads_caching test_torch_plugin test_scenario_b_stall_probe test-gpu-torch "
+gpu=${VL_TEST_GPU:-}
+if [ -z "$gpu" ]; then
+    gpu=0
+    command -v nvidia-smi >/dev/null && nvidia-smi -L 2>/dev/null | grep -q '^GPU' && gpu=1
 fi
 
 items=()
@@ -37,26 +48,43 @@ for t in "$build"/tests/test_*; do
     [ "$binaries" = 1 ] && [ -x "$t" ] && items+=("bin $t")
 done
 for target in "$@"; do items+=("make $target"); done
+first=() rest=() # the run order: GPU_EXCLUSIVE items first; the report keeps the order of items
+for item in "${items[@]}"; do
+    case "$GPU_EXCLUSIVE" in *" $(basename "${item#* }") "*) first+=("$item") ;; *) rest+=("$item") ;; esac
+done
 
-# run_one KIND WHAT: runs one item, its output into $logs/NAME.log, its status into NAME.rc.
+# run_one KIND WHAT: runs one item, its output into $logs/NAME.log, its status into
+# NAME.rc, its run time in seconds into NAME.secs.
 run_one() {
-    local kind=$1 what=$2 name lock=()
+    local kind=$1 what=$2 name start=$SECONDS
     name=$(basename "$what")
-    if [ -n "$gpu_lock" ]; then
-        case "$GPU_EXCLUSIVE" in *" $name "*) lock=(flock -x "$gpu_lock") ;; *) lock=(flock -s "$gpu_lock") ;; esac
-    fi
-    local start=$SECONDS
     if [ "$kind" = bin ]; then
-        "${lock[@]}" timeout "$timeout_s" "$what" >"$logs/$name.log" 2>&1
+        timeout "$timeout_s" "$what" >"$logs/$name.log" 2>&1
     else
-        "${lock[@]}" timeout "$timeout_s" make --no-print-directory "$what" >"$logs/$name.log" 2>&1
+        timeout "$timeout_s" make --no-print-directory "$what" >"$logs/$name.log" 2>&1
     fi
     echo $? >"$logs/$name.rc"
-    echo $((SECONDS - start)) >"$logs/$name.secs" # with its wait for the GPU lock
+    echo $((SECONDS - start)) >"$logs/$name.secs"
+}
+run_all() { # PARALLEL ITEM...
+    local p=$1
+    shift
+    [ $# -gt 0 ] && printf '%s\n' "$@" | xargs -P "$p" -L 1 bash -c 'run_one "$0" "$1"'
 }
 export -f run_one
-export logs timeout_s gpu_lock GPU_EXCLUSIVE
-printf '%s\n' "${items[@]}" | xargs -P "$jobs" -L 1 bash -c 'run_one "$0" "$1"'
+export logs timeout_s
+# With a GPU: two phases, not a shared/exclusive lock (flock grants a shared lock while
+# an exclusive one waits, so the GPU items waited behind the rest and ran last).
+phases=
+if [ "$gpu" = 1 ]; then
+    start=$SECONDS
+    run_all 1 "${first[@]}"
+    gpu_secs=$((SECONDS - start)) start=$SECONDS
+    run_all "$jobs" "${rest[@]}"
+    phases="one at a time (GPU): ${#first[@]} items, $gpu_secs s; then ${#rest[@]} items, $jobs at a time: $((SECONDS - start)) s"
+else
+    run_all "$jobs" "${first[@]}" "${rest[@]}"
+fi
 
 cmocka_count() { # LOG WORD: the N of cmocka's "[  WORD  ] N test(s)"
     grep -E "^\[  $2 *\] [0-9]+ test\(s\)" "$1" | tail -1 | sed -E 's/^\[[^]]*\] ([0-9]+).*/\1/'
@@ -111,8 +139,9 @@ done
 
 # The slowest items, where the time of a run goes (a newcomer's `make test` should be short).
 slowest=$(for f in "$logs"/*.secs; do [ -e "$f" ] && echo "$(cat "$f") $(basename "$f" .secs)"; done |
-    sort -rn | head -5 | awk '{ printf "%s%s %d s", (NR > 1 ? ", " : ""), $2, $1 }')
+    sort -rn | head -5 | awk '{ printf "%s%s ran %d s", (NR > 1 ? ", " : ""), $2, $1 }')
 [ -n "$slowest" ] && echo "slowest: $slowest"
+[ -n "$phases" ] && echo "$phases"
 [ ${#failures[@]} -gt 0 ] && echo "failed: ${failures[*]}"
 echo "tests: $passed passed, $failed failed, $skipped skipped"
 [ "$failed" -eq 0 ]

@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
 """GPU test: a few real PyTorch training steps give bit-identical losses and weights
 on vramlab's allocator (libvramlab_caching.so through CUDAPluggableAllocator) and on
-PyTorch's own, each in its own process (an allocator is chosen once per process).
+PyTorch's own, each in its own process (an allocator is chosen once per process); the
+three processes run at the same time on the one GPU, since each one's results depend on
+its own deterministic work alone, not on timing.
 
   torch_training_equal.py PLUGIN_SO        the test: runs the workers, compares
   torch_training_equal.py --worker [SO]    one training run; prints a JSON line
@@ -16,6 +18,7 @@ import json
 import os
 import subprocess
 import sys
+import tempfile
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))),
                                 "scripts", "torch"))
@@ -93,17 +96,29 @@ def train(plugin):
     return dict(losses=losses, weights_sha256=digest.hexdigest(), vramlab_allocs=used)
 
 
-def run_worker(plugin, spec):
+def start_worker(plugin, spec):
+    """Starts one training run; its output goes to files (a full pipe would stall it)."""
     cmd = [sys.executable, os.path.abspath(__file__), "--worker"] + ([plugin] if plugin else [])
     env = dict(os.environ, CUBLAS_WORKSPACE_CONFIG=":4096:8", PYTHONUNBUFFERED="1")
     env.pop("PYTORCH_CUDA_ALLOC_CONF", None)
     if spec:
         env["VRAMLAB_ALLOC"] = spec
-    p = subprocess.run(cmd, env=env, capture_output=True, text=True)
-    if p.returncode != 0:
-        sys.stderr.write(p.stdout + p.stderr)
+    out, err = tempfile.TemporaryFile("w+"), tempfile.TemporaryFile("w+")
+    return subprocess.Popen(cmd, env=env, stdout=out, stderr=err, text=True), out, err
+
+
+def finish_worker(worker):
+    """Waits for a started run: its JSON line, or None after printing its output."""
+    proc, out, err = worker
+    rc = proc.wait()
+    with out, err:
+        out.seek(0)
+        err.seek(0)
+        stdout, stderr = out.read(), err.read()
+    if rc != 0:
+        sys.stderr.write(stdout + stderr)
         return None
-    return json.loads(p.stdout.strip().splitlines()[-1])
+    return json.loads(stdout.strip().splitlines()[-1])
 
 
 def main():
@@ -121,13 +136,13 @@ def main():
         print(f"torch_training_equal: {plugin}: no such file", file=sys.stderr)
         return 2
 
-    ref = run_worker(None, None)
+    workers = [start_worker(None, None)] + [start_worker(plugin, spec) for spec in SPECS]
+    ref, *runs = [finish_worker(w) for w in workers]
     if ref is None:
         print("FAIL: the reference run on PyTorch's allocator failed")
         return 1
     failed = 0
-    for spec in SPECS:
-        got = run_worker(plugin, spec)
+    for spec, got in zip(SPECS, runs):
         if got is None:
             print(f"FAIL {spec}: the run on vramlab's allocator failed")
             failed += 1

@@ -21,6 +21,8 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 . "$repo/tests/support/checks.sh"
 trace=$repo/tests/bad_input/traces/valid.vramlab
+# Every run is on the simulated device; no program sees a GPU either, as in CI.
+export CUDA_VISIBLE_DEVICES=
 
 one_line() { # description: $tmp/out holds exactly one line
     [ "$(wc -l <"$tmp/out")" -eq 1 ] || { echo "FAIL: $1: not one line:"; sed 's/^/    /' "$tmp/out"; failures=$((failures + 1)); }
