@@ -32,12 +32,13 @@ out=$parent/$device-findings-$rev
 mkdir -p "$parent"
 
 make -s CUDA_ARCH=sm_90 programs
+make -s CUDA_ARCH=sm_90 torch-compare # torch_alloc_compare (skipped, with a line, where torch is missing)
 cmd=(scripts/bench.sh --repeat "$REPEAT" --only "$ONLY" --no-plots --out "$out")
 start=$(date -u +%FT%TZ)
 "${cmd[@]}"
 {
     echo "Findings re-measured: ${cmd[*]}"
-    echo "(tests/gpu/findings_remeasure.sh; make CUDA_ARCH=sm_90 programs), $REPEAT repetitions,"
+    echo "(tests/gpu/findings_remeasure.sh; make CUDA_ARCH=sm_90 programs torch-compare), $REPEAT repetitions,"
     echo "separate processes, jobs in a new order each repetition; each rep-<k>/ has COMPLETE."
     echo "revision: $rev${dirty:+ (with uncommitted changes)}"
     echo "device: $gpu"
