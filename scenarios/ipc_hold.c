@@ -488,9 +488,11 @@ int main(int argc, char **argv)
     char end_text[64];
     /* After the rows: a note on stderr (metadata belongs before the CSV header). */
     fprintf(stderr, "ipc_hold: the consumer process ended: %s\n", vl_child_end_text(end, end_text, sizeof end_text));
-    /* The consumer's context goes away asynchronously; the frame's leak check follows. */
-    vl_gpu_wait_used_at_most(x.ordinal, (int64_t)(p.dev->total_bytes - p.free_at_start) + (int64_t)(2 * MiB), 10000);
     vl_program_close_alloc(&p); /* before the stream its blocks were used on */
     VL_CUDA_CHECK(cudaStreamDestroy(x.s));
+    /* The consumer's context goes away asynchronously; the frame's leak check follows.
+     * After the close: an open cache would keep the device above the target, and the
+     * wait would run out its whole timeout (10 s a run under caching). */
+    vl_gpu_wait_used_at_most(x.ordinal, (int64_t)(p.dev->total_bytes - p.free_at_start) + (int64_t)(2 * MiB), 10000);
     return vl_program_finish(&p);
 }
