@@ -36,8 +36,8 @@ static const vl_opt caching_options[] = {
      .help = "expandable: most bytes one map call covers (rounded down to whole chunks, at least "
              "one): growth maps the chunks a request needs as one physical allocation, since each "
              "call costs about the same whatever its size, but such a span is unmapped only whole, "
-             "so spans are used only while reserved stays within a quarter of the device, chunk by "
-             "chunk beyond; 0: one map call per chunk"},
+             "so spans are used only while reserved stays within an eighth of what the process can reach "
+             "(its reserved plus the device's free memory), chunk by chunk beyond; 0: one map call per chunk"},
     {.name = "reclaim", .kind = VL_OPT_DOUBLE, .default_value = "0.008", .min = -DBL_MAX, .max = DBL_MAX, /* -1 is a mode */
      .help = "expandable: let a stream's reserved grow to (1 + this) x its peak allocated; past that, "
              "unmap its own wholly free chunks before mapping more, once an event recorded on it says "

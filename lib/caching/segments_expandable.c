@@ -73,20 +73,30 @@ static void span_mark(vl_csegment *s, uintptr_t a, size_t size, int on)
     vl_spans_mark(&s->spans, granule_of(s, a), size / s->granule, on);
 }
 
-/* Spans are used only while reserved stays within this share of the device: a span is
- * unmapped only whole, and near capacity partly used spans strand memory (sim, churn
- * over a 1 GiB device with 64 MiB spans everywhere: 118 requests failed despite free
- * memory; within the first quarter: none). */
-#define VL_SPAN_ROOM_DIV 4
+/* Spans are used only while reserved stays within this share of what the process can
+ * reach, its reserved plus the device's free memory: a span is unmapped only whole, and
+ * near that limit partly used spans strand memory. Measured against the device's total
+ * instead (a quarter of it), fragmentation_churn's random churn in the last 16 GiB of a
+ * filled device failed 37 requests despite free memory (sim; 141 on an H200), and
+ * test_caching_expandable's churn over the last GiB of a 4 GiB device 123; against the
+ * reach, a quarter left 2 of those, a sixth 1, an eighth none (the zoo's traces replay
+ * with the same map calls and waste under all three: none reserves an eighth of 80 GiB). */
+#define VL_SPAN_ROOM_DIV 8
 
 /* The most a fresh map at a may cover on the way to end (both chunk boundaries):
  * up to cfg.span bytes, ending on a chunk boundary, at least the chunk at a (span=0,
- * or reserved past the device's VL_SPAN_ROOM_DIV-th: just that chunk). */
+ * or reserved past the VL_SPAN_ROOM_DIV-th of its reach: just that chunk). */
 static size_t fresh_span(const vl_caching *c, const vl_csegment *s, uintptr_t a, uintptr_t end)
 {
-    if (c->cfg.span == 0 || (size_t)c->st.reserved_bytes + (end - a) > c->dev->total_bytes / VL_SPAN_ROOM_DIV)
+    size_t reserved = (size_t)c->st.reserved_bytes, need = end - a;
+    if (c->cfg.span == 0 || reserved + need > c->dev->total_bytes / VL_SPAN_ROOM_DIV) return chunk_at(s, a);
+    /* One cudaMemGetInfo per fresh map (itself tens of microseconds): other processes
+     * and this one's other memory count. Unknown free memory: no span. */
+    size_t free_bytes = 0, total = 0;
+    if (c->dev->ops->mem_info(c->dev, &free_bytes, &total) != VL_DEV_OK ||
+        reserved + need > (reserved + free_bytes) / VL_SPAN_ROOM_DIV)
         return chunk_at(s, a);
-    size_t room = end - a < c->cfg.span ? end - a : c->cfg.span;
+    size_t room = need < c->cfg.span ? need : c->cfg.span;
     uintptr_t hi = chunk_floor(s, a + room);
     return hi > a ? hi - a : chunk_at(s, a);
 }
