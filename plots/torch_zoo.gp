@@ -66,7 +66,7 @@ set title "the allocator's device map calls per timed step (median over processe
 set ylabel 'maps per step'
 unset arrow 1
 set logscale y
-set ytics ("0" 1, "1" 2, "10" 11, "100" 101, "1000" 1001, "10000" 10001)
+set ytics ("0" 1, "1" 2, "2" 3, "5" 6, "10" 11, "20" 21, "50" 51, "100" 101, "200" 201, "500" 501, "1000" 1001, "10000" 10001)
 set yrange [0.8:*]
 plot for [a in having('maps_per_step')] f using (x(a)):(1 + val('maps_per_step')) \
          with points pt 9 ps 1.4 lc rgb word(colors, k_of(a)) title a
