@@ -50,6 +50,8 @@ static const config configs[] = {
     /* growth mapped in spans of several chunks, unmapped only whole (spans.h) */
     {"sim:capacity=1GiB,events=manual", "caching:segments=expandable,span=16MiB"},
     {"sim:capacity=512MiB,granularity=64KiB,events=manual", "caching:segments=expandable,chunk=1MiB,span=1GiB"},
+    /* most of the device held by others: spans measured against the reach, not the total */
+    {"sim:capacity=4GiB,events=manual,overhead=3GiB", "caching:segments=expandable"},
     /* pack=1 with idle streams: their ranges packed again (holes filled, lent) */
     {"sim:capacity=1GiB,events=manual", "caching:segments=expandable,pack=1", 1},
     /* park=0: the invariants without parking (no shadow: it would be the same) */
@@ -339,7 +341,7 @@ static void run_threads(const char *alloc_spec)
 static void test_threads(void **state) { run_threads(*state); }
 
 /* Every configs[] entry needs its line below. */
-_Static_assert(NCONFIGS == 12, "list every configs[] entry in VL_TEST_MAIN");
+_Static_assert(NCONFIGS == 13, "list every configs[] entry in VL_TEST_MAIN");
 
 VL_TEST_MAIN(cmocka_unit_test_prestate(test_random_ops, (void *)&configs[0]),
              cmocka_unit_test_prestate(test_random_ops, (void *)&configs[1]),
@@ -353,6 +355,7 @@ VL_TEST_MAIN(cmocka_unit_test_prestate(test_random_ops, (void *)&configs[0]),
              cmocka_unit_test_prestate(test_random_ops, (void *)&configs[9]),
              cmocka_unit_test_prestate(test_random_ops, (void *)&configs[10]),
              cmocka_unit_test_prestate(test_random_ops, (void *)&configs[11]),
+             cmocka_unit_test_prestate(test_random_ops, (void *)&configs[12]),
              cmocka_unit_test_prestate(test_threads, (void *)"caching"),
              cmocka_unit_test_prestate(test_threads, (void *)"caching:segments=expandable"),
              cmocka_unit_test_prestate(test_threads, (void *)"caching:segments=expandable,span=64MiB"),
