@@ -85,17 +85,19 @@ static void span_mark(vl_csegment *s, uintptr_t a, size_t size, int on)
 
 /* The most a fresh map at a may cover on the way to end (both chunk boundaries):
  * up to cfg.span bytes, ending on a chunk boundary, at least the chunk at a (span=0,
- * or reserved past the VL_SPAN_ROOM_DIV-th of its reach: just that chunk). */
-static size_t fresh_span(const vl_caching *c, const vl_csegment *s, uintptr_t a, uintptr_t end)
+ * or reserved past the VL_SPAN_ROOM_DIV-th of its reach: just that chunk). *reach is
+ * the caller's reading of reserved + device free, 0 until this measures it: one
+ * mem_info per map_range, whose maps move memory from free to reserved and leave the
+ * sum as it was. Unknown free memory counts as none (no span). */
+static size_t fresh_span(const vl_caching *c, const vl_csegment *s, uintptr_t a, uintptr_t end, size_t *reach)
 {
     size_t reserved = (size_t)c->st.reserved_bytes, need = end - a;
     if (c->cfg.span == 0 || reserved + need > c->dev->total_bytes / VL_SPAN_ROOM_DIV) return chunk_at(s, a);
-    /* One cudaMemGetInfo per fresh map (itself tens of microseconds): other processes
-     * and this one's other memory count. Unknown free memory: no span. */
-    size_t free_bytes = 0, total = 0;
-    if (c->dev->ops->mem_info(c->dev, &free_bytes, &total) != VL_DEV_OK ||
-        reserved + need > (reserved + free_bytes) / VL_SPAN_ROOM_DIV)
-        return chunk_at(s, a);
+    if (*reach == 0) {
+        size_t free_bytes = 0, total = 0;
+        *reach = reserved + (c->dev->ops->mem_info(c->dev, &free_bytes, &total) == VL_DEV_OK ? free_bytes : 0);
+    }
+    if (reserved + need > *reach / VL_SPAN_ROOM_DIV) return chunk_at(s, a);
     size_t room = need < c->cfg.span ? need : c->cfg.span;
     uintptr_t hi = chunk_floor(s, a + room);
     return hi > a ? hi - a : chunk_at(s, a);
@@ -141,11 +143,12 @@ static int map_range(vl_caching *c, vl_csegment *s, uintptr_t lo, size_t bytes, 
     int64_t n = 0;
     vl_cretire *lender = lend ? lend->batch : NULL;
     uintptr_t lent_end = lo, end = lo + bytes; /* [lo, lent_end) took lent memory */
+    size_t reach = 0;                          /* fresh_span's reading, once */
     for (uintptr_t a = lo; a < end; n++) {
         size_t size = lend ? vl_release_lend_span(c, lend, s, a, end - a) : 0;
         int rc = VL_DEV_OK;
         if (size) lent_end = a + size;
-        else rc = vl_release_map_span(c, s, a, fresh_span(c, s, a, end), &size);
+        else rc = vl_release_map_span(c, s, a, fresh_span(c, s, a, end, &reach), &size);
         if (rc == VL_DEV_OK) {
             span_mark(s, a, size, 1);
             a += size;
