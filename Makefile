@@ -29,10 +29,10 @@ Q := $(if $(filter 1,$(V)),,@)
 # Every variable the command line may set, each mk/*.mk adding its own: a misspelt one
 # (QUIK=1) is an error naming the known ones (checked at the end of this file), not a
 # silent full run. INTERNAL_VARS: what recipes pass to sub-makes.
-KNOWN_VARS := CUDA_ARCH VL_GIT_REV SAN V CC NVCC CXX CUDA_HOME BUILD QUICK FULL FORCE RUN REPEAT GPUS ONLY
+KNOWN_VARS := CUDA_ARCH VL_GIT_REV SAN V CC NVCC CXX CUDA_HOME BUILD QUICK PEERS FULL FORCE RUN REPEAT GPUS ONLY
 INTERNAL_VARS := SANFLAGS TORCH_DIR_FOUND
 # On/off knobs: 1 is on; 0 or nothing is off (QUICK=0 is not quick); anything else is an error.
-BOOL_VARS := QUICK FULL FORCE
+BOOL_VARS := QUICK PEERS FULL FORCE
 $(foreach v,$(BOOL_VARS),$(if $(filter-out 0 1,$($(v))),$(error $(v)=$($(v)): use $(v)=1 or $(v)=0)))
 $(foreach v,$(BOOL_VARS),$(eval override $(v) := $(filter 1,$($(v)))))
 .DELETE_ON_ERROR:
@@ -164,11 +164,11 @@ test-heavy: setup
 	@$(MAKE) --no-print-directory tests
 	@scripts/run-tests.sh --targets-only $(BUILD) $(TEST_HEAVY_TARGETS)
 
-# Tiers: QUICK=1 (about a minute on an H100), the default (about 5 minutes), FULL=1
-# (everything: scripts/suite.d/*.full.tsv too). RUN=<id> names the run (an existing one
+# Tiers: QUICK=1 (a minute at most on an H100; PEERS=1 adds PyTorch's and RMM's
+# allocators), the default (about 5 minutes), FULL=1 (everything: *.full.tsv too). RUN=<id> names the run (an existing one
 # only with FORCE=1, which clears it first); ONLY=prog,prog; REPEAT=N; GPUS=all|0,1.
 bench: programs
-	@scripts/bench.sh $(if $(QUICK),--quick) $(if $(FULL),--full) $(if $(ONLY),--only $(ONLY)) \
+	@scripts/bench.sh $(if $(QUICK),--quick) $(if $(PEERS),--peers) $(if $(FULL),--full) $(if $(ONLY),--only $(ONLY)) \
 	  $(if $(RUN),--run-id $(RUN)) $(if $(FORCE),--force) $(if $(REPEAT),--repeat $(REPEAT)) $(if $(GPUS),--gpus $(GPUS))
 
 plots:

@@ -46,7 +46,9 @@ static double opt_fill = 0.8;
 static int64_t opt_iters = 200;
 
 static const vl_cli_opt options[] = {
-    {"fill", VL_CLI_DOUBLE, &opt_fill, "share of free device memory the hold experiment allocates", 0.05, 0.95},
+    /* Quick: 0.6, still more than the half of free memory the neighbours then ask for. */
+    {"fill", VL_CLI_DOUBLE, &opt_fill, "share of free device memory the hold experiment allocates", 0.05, 0.95,
+     VL_QUICK_AT_MOST, "0.6"},
     {"iters", VL_CLI_INT, &opt_iters, "steps of the loop experiment per variant", 2, 1e6, VL_QUICK_AT_MOST, "40"},
     {NULL},
 };

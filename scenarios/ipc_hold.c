@@ -182,6 +182,7 @@ typedef struct producer {
     cudaStream_t s;
     int ordinal;
     int alive;
+    int release_wait_ms; /* how long "after release" waits for the device to give memory back */
 } producer;
 
 /* Sends a request (with a descriptor when fd >= 0) and waits for the reply. 0, or -1
@@ -262,7 +263,7 @@ static void hold_section(producer *x, uint64_t bytes)
         int64_t shared = used_now(x) - before;
         if (v == 0) exchange(x, &close_q, -1, &rc);
         vl_trim(al);
-        vl_gpu_wait_used_at_most(x->ordinal, before + (int64_t)(2 * MiB), 5000);
+        vl_gpu_wait_used_at_most(x->ordinal, before + (int64_t)(2 * MiB), x->release_wait_ms);
         int64_t after = used_now(x) - before;
         const char *why = r.error ? reply_error(&r, e1, sizeof e1) : reply_error(&rc, e2, sizeof e2);
         vl_csv_row(x->p->csv, "hold,%s,%s,%s,%llu,%zu,,,,,,%llu,%lld,%lld,%s", variant, role, why[0] ? "error" : "ok",
@@ -417,7 +418,7 @@ static void pool_section(producer *x, uint64_t bytes)
         int64_t shared = used_now(x) - before;
         if (v == 0) exchange(x, &cq, -1, &rc);
         VL_CUDA_CHECK(cudaMemPoolTrimTo(pool, 0));
-        vl_gpu_wait_used_at_most(x->ordinal, before + (int64_t)(2 * MiB), 5000);
+        vl_gpu_wait_used_at_most(x->ordinal, before + (int64_t)(2 * MiB), x->release_wait_ms);
         int64_t after = used_now(x) - before;
         const char *why = rr.error ? reply_error(&rr, e1, sizeof e1) : reply_error(&rc, e2, sizeof e2);
         vl_csv_row(x->p->csv, "pool,%s,%s,%s,%llu,%llu,,,,,,%llu,%lld,%lld,%s", variant, role, why[0] ? "error" : "ok",
@@ -438,12 +439,16 @@ int main(int argc, char **argv)
     uint64_t block = 4 * MiB;
     int64_t trials = 10;
     int64_t lag_ns = 20000000;
+    int64_t release_wait_ms = 5000;
     const vl_cli_opt opts[] = {
         {"block", VL_CLI_SIZE, &block, "bytes shared (the caching allocator carves 1-10 MiB from 20 MiB segments)",
          4096, 0x1p36},
         {"trials", VL_CLI_INT, &trials, "race trials per variant and lag", 1, 1000, VL_QUICK_AT_MOST, "3"},
         {"lag", VL_CLI_INT, &lag_ns, "ns of GPU work ahead of the consumer's read in the race (a second row: 0)", 0,
          1e10},
+        {"release-wait", VL_CLI_INT, &release_wait_ms,
+         "ms to wait for the device to give back what was released before reading it (held_after_release)", 0,
+         600000, VL_QUICK_AT_MOST, "1000"},
         {NULL, 0, NULL, NULL, 0, 0},
     };
     const vl_program_def def = {
@@ -456,7 +461,7 @@ int main(int argc, char **argv)
     vl_program p;
     vl_program_start(&p, &def, argc, argv);
     block &= ~(uint64_t)3;
-    producer x = {.p = &p, .ordinal = p.dev->ordinal};
+    producer x = {.p = &p, .ordinal = p.dev->ordinal, .release_wait_ms = (int)release_wait_ms};
     VL_CUDA_CHECK(cudaStreamCreateWithFlags(&x.s, cudaStreamNonBlocking));
     char ord[16];
     snprintf(ord, sizeof ord, "%d", x.ordinal);
@@ -473,6 +478,8 @@ int main(int argc, char **argv)
     vl_csv_meta(p.csv, "scenario", "ipc_hold: CUDA IPC from a cached allocation to a consumer process");
     vl_csv_meta(p.csv, "held", "device used (total - free) minus before the block was allocated, after the producer "
                                "freed and trimmed (while shared / after the consumer released it)");
+    vl_csv_meta(p.csv, "release_wait_ms", "%lld (after release: read once the device is back within 2 MiB of before, "
+                "or after this wait)", (long long)release_wait_ms);
     vl_csv_meta(p.csv, "allocation_bytes", "size of the cudaMalloc allocation the handle covers (pool: pool reserved)");
     vl_csv_meta(p.csv, "corrupted_elements", "elements the consumer read that differ from what the producer shared");
     vl_csv_header(p.csv, COLUMNS);

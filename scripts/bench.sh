@@ -18,7 +18,9 @@
 #   label: names the line's CSVs (<program>.<label>.<alloc>...) when a program has several lines
 # Tiers: the default suite is scripts/suite.d/*.tsv but *.full.tsv (about 5 minutes on
 # an H100); --full adds *.full.tsv (everything); --quick runs each job's short
-# configuration (about a minute).
+# configuration (a minute at most) under vramlab's and CUDA's allocators: the peers
+# (@peers: PyTorch's and RMM's) only with --peers (make bench QUICK=1 PEERS=1), as
+# each of their 36 jobs costs a CUDA context and a peer library's start.
 # A job whose --trace FILE is not here (the full traces of results/traces/, which
 # `make torch-traces` records) replays the shipped fixture of that trace instead
 # (tests/fixtures/traces/NAME.tiny.csv; its CSVs are labelled -fixture), and is left out
@@ -32,7 +34,7 @@
 # (the run, each rep-<k>/, each gpu<N>/) gets a file COMPLETE, written last
 # ("complete <UTC ISO date> jobs=<N>"), once every job of that folder has run; an
 # interrupted run (SIGINT, SIGTERM) has none and says so.
-# Usage: scripts/bench.sh [--quick | --full] [--repeat N] [--run-id ID | --out DIR] [--force]
+# Usage: scripts/bench.sh [--quick [--peers] | --full] [--repeat N] [--run-id ID | --out DIR] [--force]
 #                         [--only PROG[,PROG...]] [--alloc SPEC] [--bin DIR] [--no-plots]
 #   --alloc SPEC  every line that takes an allocator runs with SPEC alone (sim lines only
 #                 for caching SPECs); lines without --alloc run unchanged
@@ -50,11 +52,12 @@
 set -u
 cd "$(dirname "$0")/.."
 results=${VL_RESULTS:-results} suite_dir=${VL_SUITE_DIR:-scripts/suite.d}
-quick=0 full=0 force=0 run_id= only= repeat=1 out= alloc_override= bin=build/bin plots=1 known_info= device_override= gpus= multi_only=0
+quick=0 peers=0 full=0 force=0 run_id= only= repeat=1 out= alloc_override= bin=build/bin plots=1 known_info= device_override= gpus= multi_only=0
 args_in=("$@")
 while [ $# -gt 0 ]; do
     case $1 in
     --quick) quick=1 ;;
+    --peers) peers=1 ;;
     --full) full=1 ;;
     --force) force=1 ;;
     --run-id) run_id=${2:?--run-id needs a value}; shift ;;
@@ -78,6 +81,7 @@ done
 [ -z "$gpus" ] || [ -z "$device_override" ] || { echo "bench.sh: --gpus and --device exclude each other" >&2; exit 2; }
 ALL_ALLOCS="raw async caching caching:segments=expandable"
 [ "$quick" = 1 ] && [ "$full" = 1 ] && { echo "bench.sh: --quick and --full exclude each other" >&2; exit 2; }
+[ "$peers" = 1 ] && [ "$quick" = 0 ] && { echo "bench.sh: --peers goes with --quick (the other tiers run the peers anyway)" >&2; exit 2; }
 
 # The suite files of this tier: *.full.tsv only with --full.
 suites=()
@@ -101,6 +105,8 @@ if [ -n "$alloc_override" ]; then
         { echo "bench.sh: --alloc: unknown allocator '${alloc_override%%:*}' (allocators: $(echo $known_allocs | tr ' ' ','))" >&2; exit 2; }
 fi
 PEER_ALLOCS="torch torch:expandable_segments=1 rmm:pool,initial=256MiB rmm:async rmm:arena rmm:binning" # pool: RMM's default first size, half the free memory, would be what it measures
+peers_left_out=0
+[ "$quick" = 1 ] && [ "$peers" = 0 ] && PEER_ALLOCS= peers_left_out=1
 
 # Is there a GPU? device_info exits 77 with one line when there is none.
 info=$(mktemp) why_file=$(mktemp); trap 'rm -f "$info" "$why_file"' EXIT
@@ -212,6 +218,7 @@ for suite in "${suites[@]}"; do
         if [ -n "$only" ] && [[ ",$only," != *",$prog,"* ]]; then continue; fi
         allocs=${allocs//@all/$ALL_ALLOCS} # @all and @peers may stand with other SPECs
         allocs=${allocs//@peers/$PEER_ALLOCS}
+        [ -z "${allocs// /}" ] && continue # a line of peers alone, left out of --quick
         [ -n "$alloc_override" ] && [ "$allocs" != - ] && allocs=$alloc_override
         # A full trace not recorded here: its shipped fixture, labelled so.
         line_missing=()
@@ -252,6 +259,9 @@ if [ "$total" = 0 ]; then
     [ "$have_gpu" = 0 ] && why=" (no GPU here: only the simulated-device lines run, and only with caching SPECs)"
     echo "bench: no job to run${only:+ for --only $only}${alloc_override:+ with --alloc $alloc_override}$why" >&2
     exit 2
+fi
+if [ "$peers_left_out" = 1 ] && [ "$have_gpu" = 1 ] && [ -z "$alloc_override" ] && grep -q '@peers' "${suites[@]}"; then
+    echo "bench: quick tier: PyTorch's and RMM's allocators are left out (make bench QUICK=1 PEERS=1 adds them)"
 fi
 if [ ${#missing_traces[@]} -gt 0 ]; then
     echo "bench: not recorded here (make torch-traces): ${missing_traces[*]}; their jobs replay the shipped fixtures (tests/fixtures/traces/*.tiny.csv, CSVs labelled -fixture) where the suite does not already"
