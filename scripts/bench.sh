@@ -12,15 +12,17 @@
 #
 # Suite lines (tab-separated): program  devices  allocs  args  quick_args  [label]
 #   devices: cuda | sim | "cuda sim" | multi (cuda, using every GPU; skips itself with 77 on one)
-#   allocs: SPECs, @all, @peers, or - (no --alloc);  args: - for none
+#   allocs: SPECs, @all, @peers, - (no --alloc) or -peer (no --alloc, a program that
+#   loads a peer: left out as @peers is);  args: - for none
 #   (@all: vramlab's own and the CUDA allocators; @peers: PyTorch's and RMM's, each skipped
 #   where its shim is not built)
 #   label: names the line's CSVs (<program>.<label>.<alloc>...) when a program has several lines
 # Tiers: the default suite is scripts/suite.d/*.tsv but *.full.tsv (about 5 minutes on
 # an H100); --full adds *.full.tsv (everything); --quick runs each job's short
 # configuration (a minute at most) under vramlab's and CUDA's allocators: the peers
-# (@peers: PyTorch's and RMM's) only with --peers (make bench QUICK=1 PEERS=1), as
-# each of their 36 jobs costs a CUDA context and a peer library's start.
+# (@peers: PyTorch's and RMM's; -peer: torch_alloc_compare) only with --peers (make
+# bench QUICK=1 PEERS=1), as each of their 37 jobs costs a CUDA context and a peer
+# library's start.
 # A job whose --trace FILE is not here (the full traces of results/traces/, which
 # `make torch-traces` records) replays the shipped fixture of that trace instead
 # (tests/fixtures/traces/NAME.tiny.csv; its CSVs are labelled -fixture), and is left out
@@ -218,6 +220,7 @@ for suite in "${suites[@]}"; do
         if [ -n "$only" ] && [[ ",$only," != *",$prog,"* ]]; then continue; fi
         allocs=${allocs//@all/$ALL_ALLOCS} # @all and @peers may stand with other SPECs
         allocs=${allocs//@peers/$PEER_ALLOCS}
+        [ "$allocs" = -peer ] && { [ "$peers_left_out" = 1 ] && continue; allocs=-; }
         [ -z "${allocs// /}" ] && continue # a line of peers alone, left out of --quick
         [ -n "$alloc_override" ] && [ "$allocs" != - ] && allocs=$alloc_override
         # A full trace not recorded here: its shipped fixture, labelled so.
@@ -260,7 +263,7 @@ if [ "$total" = 0 ]; then
     echo "bench: no job to run${only:+ for --only $only}${alloc_override:+ with --alloc $alloc_override}$why" >&2
     exit 2
 fi
-if [ "$peers_left_out" = 1 ] && [ "$have_gpu" = 1 ] && [ -z "$alloc_override" ] && grep -q '@peers' "${suites[@]}"; then
+if [ "$peers_left_out" = 1 ] && [ "$have_gpu" = 1 ] && [ -z "$alloc_override" ] && grep -qE '@peers|-peer' "${suites[@]}"; then
     echo "bench: quick tier: PyTorch's and RMM's allocators are left out (make bench QUICK=1 PEERS=1 adds them)"
 fi
 if [ ${#missing_traces[@]} -gt 0 ]; then

@@ -11,7 +11,8 @@
 #  - a --trace file that is not here runs on its shipped fixture, labelled -fixture, and
 #    is left out where the suite replays that fixture already;
 #  - the second run estimates the time left from the first one's manifest;
-#  - --quick leaves the peers (@peers) out, --quick --peers and the default tier run them.
+#  - --quick leaves the peers (@peers, -peer) out, --quick --peers and the default tier
+#    run them.
 set -u
 cd "$(dirname "$0")/../.."
 tmp=$(mktemp -d)
@@ -141,24 +142,25 @@ grep -q "status" "$tmp/fix/manifest.csv" && ! grep -q ",skipped," "$tmp/fix/mani
     { echo "FAIL: a job skipped"; failures=$((failures + 1)); }
 
 # The quick tier leaves the peers out unless --peers (a stand-in GPU: cuda lines run).
-mkdir -p "$tmp/gpubin" && cp "$tmp/bin/fast_prog" "$tmp/bin/random_churn" "$tmp/gpubin/"
+mkdir -p "$tmp/gpubin" && cp "$tmp/bin/fast_prog" "$tmp/bin/random_churn" "$tmp/gpubin/" && cp "$tmp/bin/fast_prog" "$tmp/gpubin/peer_prog"
 cat >"$tmp/gpubin/device_info" <<'P'
 #!/usr/bin/env bash
 while [ $# -gt 0 ]; do [ "$1" = -o ] && out=$2; shift; done
 printf '# gpu: Stand-in GPU\ndevice,value\n' >"$out"
 P
 chmod +x "$tmp/gpubin/device_info"
-printf 'fast_prog\tcuda\tcaching @peers\t-\t-\nrandom_churn\tcuda\t@peers\t-\t-\n' >"$tmp/suite/a.tsv"
+printf 'fast_prog\tcuda\tcaching @peers\t-\t-\nrandom_churn\tcuda\t@peers\t-\t-\npeer_prog\tcuda\t-peer\t-\t-\n' >"$tmp/suite/a.tsv"
 gbench=(scripts/bench.sh --bin "$tmp/gpubin" --no-plots)
 check "quick: peers left out" 0 "${gbench[@]}" --quick --out "$tmp/qp"
 expect "quick: peers left out" "quick tier: PyTorch's and RMM's allocators are left out"
-[ "$(grep -c '^fast_prog,cuda,' "$tmp/qp/manifest.csv")" = 1 ] && ! grep -q '^random_churn,' "$tmp/qp/manifest.csv" &&
+[ "$(grep -c '^fast_prog,cuda,' "$tmp/qp/manifest.csv")" = 1 ] && ! grep -qE '^(random_churn|peer_prog),' "$tmp/qp/manifest.csv" &&
     passes=$((passes + 1)) || { echo "FAIL: --quick ran a peer:"; cat "$tmp/qp/manifest.csv"; failures=$((failures + 1)); }
 check "quick --peers" 0 "${gbench[@]}" --quick --peers --out "$tmp/qpp"
 [ "$(grep -c '^fast_prog,cuda,' "$tmp/qpp/manifest.csv")" = 7 ] && [ "$(grep -c '^random_churn,cuda,' "$tmp/qpp/manifest.csv")" = 6 ] &&
+    [ "$(grep -c '^peer_prog,cuda,"-",' "$tmp/qpp/manifest.csv")" = 1 ] &&
     passes=$((passes + 1)) || { echo "FAIL: --quick --peers did not run the peers:"; cat "$tmp/qpp/manifest.csv"; failures=$((failures + 1)); }
 check "default tier runs the peers" 0 "${gbench[@]}" --out "$tmp/dp"
-[ "$(grep -c ',cuda,' "$tmp/dp/manifest.csv")" = 13 ] && passes=$((passes + 1)) ||
+[ "$(grep -c ',cuda,' "$tmp/dp/manifest.csv")" = 14 ] && passes=$((passes + 1)) ||
     { echo "FAIL: the default tier left peers out:"; cat "$tmp/dp/manifest.csv"; failures=$((failures + 1)); }
 check "--peers without --quick" 2 "${gbench[@]}" --peers --out "$tmp/dpp"
 expect "--peers without --quick" "--peers goes with --quick"
