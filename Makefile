@@ -165,8 +165,9 @@ test-heavy: setup
 	@scripts/run-tests.sh --targets-only $(BUILD) $(TEST_HEAVY_TARGETS)
 
 # Tiers: QUICK=1 (a minute at most on an H100; PEERS=1 adds PyTorch's and RMM's
-# allocators), the default (about 5 minutes), FULL=1 (everything: *.full.tsv too). RUN=<id> names the run (an existing one
-# only with FORCE=1, which clears it first); ONLY=prog,prog; REPEAT=N; GPUS=all|0,1.
+# allocators), the default (about 5 minutes), FULL=1 (everything: *.full.tsv too;
+# with QUICK=1 each job short). RUN=<id> names the run (an existing one only with
+# FORCE=1, which clears it first); ONLY=prog,prog; REPEAT=N; GPUS=all|0,1.
 bench: programs
 	@scripts/bench.sh $(if $(QUICK),--quick) $(if $(PEERS),--peers) $(if $(FULL),--full) $(if $(ONLY),--only $(ONLY)) \
 	  $(if $(RUN),--run-id $(RUN)) $(if $(FORCE),--force) $(if $(REPEAT),--repeat $(REPEAT)) $(if $(GPUS),--gpus $(GPUS))

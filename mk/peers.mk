@@ -17,8 +17,8 @@ RMM_VERSION_FILE := $(RMM_DEPS)/librmm/VERSION
 .PHONY: peers peer-torch peer-rmm
 peers: peer-torch peer-rmm
 # The suite runs the peers that are here (scripts/suite.d/peers.tsv); the others skip.
-# The quick tier runs them only with PEERS=1, so builds them only then.
-bench: $(if $(QUICK),$(if $(PEERS),peers),peers)
+# The quick tier runs them only with PEERS=1 (or FULL=1), so builds them only then.
+bench: $(if $(QUICK),$(if $(PEERS)$(FULL),peers),peers)
 
 # TORCH_DIR: python3's torch folder, found as mk/torch.mk finds it.
 peer-torch:

@@ -18,11 +18,12 @@
 #   where its shim is not built)
 #   label: names the line's CSVs (<program>.<label>.<alloc>...) when a program has several lines
 # Tiers: the default suite is scripts/suite.d/*.tsv but *.full.tsv (about 5 minutes on
-# an H100); --full adds *.full.tsv (everything); --quick runs each job's short
+# an H100); --full adds *.full.tsv (everything, peers included); --quick runs each job's short
 # configuration (a minute at most) under vramlab's and CUDA's allocators: the peers
 # (@peers: PyTorch's and RMM's; -peer: torch_alloc_compare) only with --peers (make
 # bench QUICK=1 PEERS=1), as each of their 37 jobs costs a CUDA context and a peer
-# library's start.
+# library's start. --quick --full: every line of the suite, each in its short
+# configuration (the peers table of the README: a minute a repetition on an H100).
 # A job whose --trace FILE is not here (the full traces of results/traces/, which
 # `make torch-traces` records) replays the shipped fixture of that trace instead
 # (tests/fixtures/traces/NAME.tiny.csv; its CSVs are labelled -fixture), and is left out
@@ -36,7 +37,7 @@
 # (the run, each rep-<k>/, each gpu<N>/) gets a file COMPLETE, written last
 # ("complete <UTC ISO date> jobs=<N>"), once every job of that folder has run; an
 # interrupted run (SIGINT, SIGTERM) has none and says so.
-# Usage: scripts/bench.sh [--quick [--peers] | --full] [--repeat N] [--run-id ID | --out DIR] [--force]
+# Usage: scripts/bench.sh [--quick [--peers]] [--full] [--repeat N] [--run-id ID | --out DIR] [--force]
 #                         [--only PROG[,PROG...]] [--alloc SPEC] [--bin DIR] [--no-plots]
 #   --alloc SPEC  every line that takes an allocator runs with SPEC alone (sim lines only
 #                 for caching SPECs); lines without --alloc run unchanged
@@ -82,8 +83,8 @@ done
 [ -z "$gpus" ] || [[ $gpus =~ ^(all|[0-9]+(,[0-9]+)*)$ ]] || { echo "bench.sh: --gpus needs all or N[,N...], not '$gpus'" >&2; exit 2; }
 [ -z "$gpus" ] || [ -z "$device_override" ] || { echo "bench.sh: --gpus and --device exclude each other" >&2; exit 2; }
 ALL_ALLOCS="raw async caching caching:segments=expandable"
-[ "$quick" = 1 ] && [ "$full" = 1 ] && { echo "bench.sh: --quick and --full exclude each other" >&2; exit 2; }
-[ "$peers" = 1 ] && [ "$quick" = 0 ] && { echo "bench.sh: --peers goes with --quick (the other tiers run the peers anyway)" >&2; exit 2; }
+[ "$peers" = 1 ] && { [ "$quick" = 0 ] || [ "$full" = 1 ]; } &&
+    { echo "bench.sh: --peers goes with --quick alone (the other tiers run the peers anyway)" >&2; exit 2; }
 
 # The suite files of this tier: *.full.tsv only with --full.
 suites=()
@@ -108,7 +109,7 @@ if [ -n "$alloc_override" ]; then
 fi
 PEER_ALLOCS="torch torch:expandable_segments=1 rmm:pool,initial=256MiB rmm:async rmm:arena rmm:binning" # pool: RMM's default first size, half the free memory, would be what it measures
 peers_left_out=0
-[ "$quick" = 1 ] && [ "$peers" = 0 ] && PEER_ALLOCS= peers_left_out=1
+[ "$quick" = 1 ] && [ "$full" = 0 ] && [ "$peers" = 0 ] && PEER_ALLOCS= peers_left_out=1
 
 # Is there a GPU? device_info exits 77 with one line when there is none.
 info=$(mktemp) why_file=$(mktemp); trap 'rm -f "$info" "$why_file"' EXIT

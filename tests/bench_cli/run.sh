@@ -12,7 +12,7 @@
 #    is left out where the suite replays that fixture already;
 #  - the second run estimates the time left from the first one's manifest;
 #  - --quick leaves the peers (@peers, -peer) out, --quick --peers and the default tier
-#    run them.
+#    run them; --quick --full runs every line, short.
 set -u
 cd "$(dirname "$0")/../.."
 tmp=$(mktemp -d)
@@ -164,6 +164,13 @@ check "default tier runs the peers" 0 "${gbench[@]}" --out "$tmp/dp"
     { echo "FAIL: the default tier left peers out:"; cat "$tmp/dp/manifest.csv"; failures=$((failures + 1)); }
 check "--peers without --quick" 2 "${gbench[@]}" --peers --out "$tmp/dpp"
 expect "--peers without --quick" "--peers goes with --quick"
+# --quick --full: every line (the full tier's too, peers included), each short.
+printf 'fast_prog\tcuda\t@peers\t-\t-\tfullpeers\n' >"$tmp/suite/b.full.tsv"
+check "quick full" 0 "${gbench[@]}" --quick --full --only fast_prog,random_churn,peer_prog --out "$tmp/qf"
+[ "$(grep -c '^fast_prog,cuda,' "$tmp/qf/manifest.csv")" = 13 ] && [ "$(grep -c '^peer_prog,' "$tmp/qf/manifest.csv")" = 1 ] &&
+    [ "$(find "$tmp/qf" -name 'fast_prog.fullpeers.*.csv' | wc -l)" = 6 ] && grep -q -- '--quick' "$tmp/qf/fast_prog.fullpeers.torch.csv" &&
+    passes=$((passes + 1)) || { echo "FAIL: --quick --full:"; cat "$tmp/qf/manifest.csv"; failures=$((failures + 1)); }
+rm "$tmp/suite/b.full.tsv"
 
 checks_report "bench.sh checks"
 [ "$failures" = 0 ]
