@@ -130,6 +130,31 @@ static void test_churn_over_the_whole_device_fails_only_when_memory_is_short(voi
     close_all_returned(d, a);
 }
 
+/* A device of capacity bytes whose first `held` bytes someone else holds (as
+ * fragmentation_churn's ballast), with an expandable allocator on it. */
+typedef struct shared_device {
+    vl_device *d;
+    vl_allocator *a;
+    void *others;
+    size_t held;
+} shared_device;
+
+static shared_device open_shared(const char *sim_spec, size_t held)
+{
+    shared_device sd = {.d = sim_open(sim_spec), .held = held};
+    assert_int_equal(sd.d->ops->mem_alloc(sd.d, held, &sd.others), VL_DEV_OK);
+    sd.a = caching_open(sd.d, "caching:segments=expandable");
+    return sd;
+}
+
+/* Closes the allocator, gives the others' memory back; the device must hold nothing. */
+static void close_shared(shared_device *sd)
+{
+    vl_alloc_close(sd->a);
+    assert_int_equal(sd->d->ops->mem_free(sd->d, sd->others, sd->held), VL_DEV_OK);
+    close_all_returned(sd->d, caching_open(sd->d, "caching:segments=expandable"));
+}
+
 /* Churn over the last GiB of a 4 GiB device whose other 3 GiB someone else holds (as
  * fragmentation_churn's ballast): spans allowed by the device's size alone (a quarter
  * of 4 GiB) covered the whole reach, partly used spans stranded memory, and 37 of the
@@ -137,15 +162,9 @@ static void test_churn_over_the_whole_device_fails_only_when_memory_is_short(voi
 static void test_churn_near_the_reach_with_others_memory_fails_only_when_short(void **state)
 {
     (void)state;
-    vl_device *d = sim_open("sim:capacity=4GiB");
-    void *others = NULL;
-    assert_int_equal(d->ops->mem_alloc(d, 3072 * MiB, &others), VL_DEV_OK);
-    vl_allocator *a = caching_open(d, "caching:segments=expandable");
-    assert_int_equal(churn_despite_free(a, 1024 * MiB), 0);
-    vl_alloc_close(a);
-    assert_int_equal(d->ops->mem_free(d, others, 3072 * MiB), VL_DEV_OK);
-    a = caching_open(d, "caching:segments=expandable");
-    close_all_returned(d, a);
+    shared_device sd = open_shared("sim:capacity=4GiB", 3072 * MiB);
+    assert_int_equal(churn_despite_free(sd.a, 1024 * MiB), 0);
+    close_shared(&sd);
 }
 
 /* A request larger than the device's free memory but not than free plus what the
@@ -157,10 +176,9 @@ static void test_churn_near_the_reach_with_others_memory_fails_only_when_short(v
 static void test_request_beyond_free_memory_maps_its_range_once(void **state)
 {
     (void)state;
-    vl_device *d = sim_open("sim:capacity=1GiB");
-    void *others = NULL;
-    assert_int_equal(d->ops->mem_alloc(d, 512 * MiB, &others), VL_DEV_OK);
-    vl_allocator *a = caching_open(d, "caching:segments=expandable");
+    shared_device sd = open_shared("sim:capacity=1GiB", 512 * MiB);
+    vl_device *d = sd.d;
+    vl_allocator *a = sd.a;
     void *p[8];
     for (int i = 0; i < 8; i++) assert_non_null(p[i] = vl_allocate(a, 16 * MiB, S(1)));
     vl_deallocate(a, p[3], 16 * MiB, S(1)); /* 16 MiB cached between live blocks; 384 MiB free */
@@ -176,13 +194,10 @@ static void test_request_beyond_free_memory_maps_its_range_once(void **state)
      * (the memory kept for other sizes is then given back). */
     assert_true(vl_sim_calls(d, VL_SIM_MAP) - maps <= (uint64_t)(stats_of(a).device_allocs - kept) + 1);
     assert_consistent(a);
-    if (big) vl_deallocate(a, big, want, S(1));
+    vl_deallocate(a, big, want, S(1));
     for (int i = 0; i < 8; i++)
         if (i != 3) vl_deallocate(a, p[i], 16 * MiB, S(1));
-    vl_alloc_close(a);
-    assert_int_equal(d->ops->mem_free(d, others, 512 * MiB), VL_DEV_OK);
-    a = caching_open(d, "caching:segments=expandable");
-    close_all_returned(d, a);
+    close_shared(&sd);
 }
 
 /* A request larger than the device's free memory plus what reclaim can give back (freed
@@ -193,10 +208,9 @@ static void test_request_beyond_free_memory_maps_its_range_once(void **state)
 static void test_request_beyond_what_can_be_freed_fails_before_any_map(void **state)
 {
     (void)state;
-    vl_device *d = sim_open("sim:capacity=1GiB");
-    void *others = NULL;
-    assert_int_equal(d->ops->mem_alloc(d, 512 * MiB, &others), VL_DEV_OK);
-    vl_allocator *a = caching_open(d, "caching:segments=expandable");
+    shared_device sd = open_shared("sim:capacity=1GiB", 512 * MiB);
+    vl_device *d = sd.d;
+    vl_allocator *a = sd.a;
     enum { N = 128 };
     const size_t piece = 3 * MiB / 2; /* freed ones leave no 2 MiB chunk whole */
     void *p[N];
@@ -212,10 +226,7 @@ static void test_request_beyond_what_can_be_freed_fails_before_any_map(void **st
     assert_non_null(fits);
     vl_deallocate(a, fits, 256 * MiB, S(1));
     for (int i = 1; i < N; i += 2) vl_deallocate(a, p[i], piece, S(1));
-    vl_alloc_close(a);
-    assert_int_equal(d->ops->mem_free(d, others, 512 * MiB), VL_DEV_OK);
-    a = caching_open(d, "caching:segments=expandable");
-    close_all_returned(d, a);
+    close_shared(&sd);
 }
 
 /* scenarios/free_stall.c's loop: each step allocates 4 buffers (log-uniform 64 KiB..
