@@ -173,9 +173,11 @@ static void test_churn_near_the_reach_with_others_memory_fails_only_when_short(v
  * requests near a full device cost thousands of calls (fragmentation_churn's bisection
  * of the largest allocation made 63,000 maps and as many unmaps in a quick run; 16,000
  * now); this one made 388 map calls for 195 mappings. */
-static void test_request_beyond_free_memory_maps_its_range_once(void **state)
+/* refuse_release: the device refuses the first release of the kept memory (recorded):
+ * the request still comes back, served by the unmap-and-retry path, and the allocator
+ * stays consistent. */
+static void serve_beyond_free_memory(int refuse_release)
 {
-    (void)state;
     shared_device sd = open_shared("sim:capacity=1GiB", 512 * MiB);
     vl_device *d = sd.d;
     vl_allocator *a = sd.a;
@@ -183,21 +185,36 @@ static void test_request_beyond_free_memory_maps_its_range_once(void **state)
     for (int i = 0; i < 8; i++) assert_non_null(p[i] = vl_allocate(a, 16 * MiB, S(1)));
     vl_deallocate(a, p[3], 16 * MiB, S(1)); /* 16 MiB cached between live blocks; 384 MiB free */
     size_t want = 390 * MiB; /* more than free, less than free + cached */
+    if (refuse_release) vl_sim_fail_nth(d, VL_SIM_PHYS_RELEASE, 1);
     uint64_t maps = vl_sim_calls(d, VL_SIM_MAP);
     int64_t kept = stats_of(a).device_allocs;
     void *big = vl_allocate(a, want, S(1));
-    print_message("%zu MiB with 384 MiB free and 16 MiB cached: %s, %llu map calls, %lld kept\n", want / MiB,
-                  big ? "served" : "OOM", (unsigned long long)(vl_sim_calls(d, VL_SIM_MAP) - maps),
-                  (long long)(stats_of(a).device_allocs - kept));
-    assert_non_null(big);
-    /* Every map call made a mapping the allocator keeps, but for one the device refused
-     * (the memory kept for other sizes is then given back). */
-    assert_true(vl_sim_calls(d, VL_SIM_MAP) - maps <= (uint64_t)(stats_of(a).device_allocs - kept) + 1);
+    print_message("%zu MiB with 384 MiB free and 16 MiB cached%s: %s, %llu map calls, %lld kept\n", want / MiB,
+                  refuse_release ? ", release refused" : "", big ? "served" : "OOM",
+                  (unsigned long long)(vl_sim_calls(d, VL_SIM_MAP) - maps), (long long)(stats_of(a).device_allocs - kept));
+    if (!refuse_release) {
+        assert_non_null(big);
+        /* Every map call made a mapping the allocator keeps, but for one the device
+         * refused (the memory kept for other sizes is then given back). */
+        assert_true(vl_sim_calls(d, VL_SIM_MAP) - maps <= (uint64_t)(stats_of(a).device_allocs - kept) + 1);
+    }
     assert_consistent(a);
-    vl_deallocate(a, big, want, S(1));
+    if (big) vl_deallocate(a, big, want, S(1));
     for (int i = 0; i < 8; i++)
         if (i != 3) vl_deallocate(a, p[i], 16 * MiB, S(1));
     close_shared(&sd);
+}
+
+static void test_request_beyond_free_memory_maps_its_range_once(void **state)
+{
+    (void)state;
+    serve_beyond_free_memory(0);
+}
+
+static void test_request_beyond_free_memory_comes_back_when_a_release_is_refused(void **state)
+{
+    (void)state;
+    serve_beyond_free_memory(1);
 }
 
 /* A request larger than the device's free memory plus what reclaim can give back (freed
@@ -416,5 +433,6 @@ VL_TEST_MAIN(cmocka_unit_test(test_large_request_opens_a_further_range),
              cmocka_unit_test(test_churn_over_the_whole_device_fails_only_when_memory_is_short),
              cmocka_unit_test(test_churn_near_the_reach_with_others_memory_fails_only_when_short),
              cmocka_unit_test(test_request_beyond_free_memory_maps_its_range_once),
+             cmocka_unit_test(test_request_beyond_free_memory_comes_back_when_a_release_is_refused),
              cmocka_unit_test(test_request_beyond_what_can_be_freed_fails_before_any_map),
              cmocka_unit_test(test_multi_stream_loop_maps_nothing_per_step))

@@ -160,16 +160,17 @@ static int map_range(vl_caching *c, vl_csegment *s, uintptr_t lo, size_t bytes, 
     vl_cretire *lender = lend ? lend->batch : NULL;
     uintptr_t lent_end = lo, end = lo + bytes; /* [lo, lent_end) took lent memory */
     size_t reach = 0;                          /* fresh_span's reading, once */
-    int weighed = 0, doomed = 0;               /* the fresh part weighed; found too large */
+    int weighed = 0, doomed = 0, gave = 0;     /* the fresh part weighed; too large; spares given */
     for (uintptr_t a = lo; a < end; n++) {
         size_t size = lend ? vl_release_lend_span(c, lend, s, a, end - a) : 0;
         int rc = VL_DEV_OK;
         if (size) lent_end = a + size;
         else if (!weighed++ && !fresh_could_fit(c, end - a, &reach)) rc = VL_DEV_OOM, doomed = 1;
         else rc = vl_release_map_span(c, s, a, fresh_span(c, s, a, end, &reach), &size);
-        if (rc == VL_DEV_OOM && !doomed && c->spare_bytes > 0) {
+        if (rc == VL_DEV_OOM && !doomed && !gave++ && c->spare_bytes > 0) {
             /* Kept memory of sizes this range could not take: given back, it lets the
-             * map go on instead of unmapping what was mapped and trying again. */
+             * map go on instead of unmapping what was mapped and trying again (once: a
+             * release the device refuses leaves spares, recorded). */
             vl_release_spares(c, 0);
             n--;
             continue;
