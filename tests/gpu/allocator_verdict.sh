@@ -9,7 +9,8 @@
 #   cold    cold replay of the zoo's recorded traces (results/reference/h100-zoo-steps/
 #           zoo-traces.txz): ops/s of the first pass, vramlab expandable against
 #           PyTorch's expandable segments (the torch peer, built by make peers), 3
-#           rounds of one process each, interleaved (about 3 minutes);
+#           rounds of one process each, interleaved (about 3 minutes); COLD_ROUNDS=N
+#           rounds instead, COLD_TRACES=a,b only those traces;
 #   test    make test, timed, from the current build state (the README's figure).
 # The zoo's live verdict is make torch-bench itself (docs/torch-bench.md: RUN=, BUDGET=,
 # RESUME=1), not repeated here.
@@ -63,21 +64,24 @@ part_cold() {
         echo "# driver: $(nvidia-smi --query-gpu=driver_version --format=csv,noheader | head -1)"
         echo "round,trace,alloc,pass,ops_per_s,reserved_over_allocated"
     } >"$d/cold.csv"
-    for round in 1 2 3; do
+    local rounds=${COLD_ROUNDS:-3} only=${COLD_TRACES:-}
+    [[ $rounds =~ ^[1-9][0-9]*$ ]] || { echo "allocator_verdict: COLD_ROUNDS must be a count, not '$rounds'" >&2; return 1; }
+    for round in $(seq "$rounds"); do
         order=("${specs[@]}")
         [ $((round % 2)) = 0 ] && order=("${specs[1]}" "${specs[0]}") # A B, then B A
         for t in "$d"/tr/*/*.trace; do
+            [ -z "$only" ] || [[ ",$only," == *",$(basename "$t" .trace),"* ]] || continue
             for spec in "${order[@]}"; do run_cold "$d" "$round" "$t" "$spec"; done
         done
     done
-    python3 - "$d/cold.csv" <<'EOF' | tee "$d/summary.txt"
+    python3 - "$d/cold.csv" "$rounds" <<'EOF' | tee "$d/summary.txt"
 import csv, statistics as st, sys
 from collections import defaultdict
 rate = defaultdict(list)
 for r in csv.DictReader(line for line in open(sys.argv[1]) if not line.startswith("#")):
     if r["pass"] == "1" and r["ops_per_s"]:
         rate[(r["trace"], r["alloc"])].append(float(r["ops_per_s"]))
-print("cold pass ops/s, median of 3 processes: vramlab expandable / PyTorch expandable segments")
+print(f"cold pass ops/s, median of {sys.argv[2]} processes: vramlab expandable / PyTorch expandable segments")
 for t in sorted({k[0] for k in rate}):
     a, b = rate.get((t, "caching:segments=expandable")), rate.get((t, "torch:expandable_segments=1"))
     if a and b:
