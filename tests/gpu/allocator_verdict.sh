@@ -25,6 +25,7 @@ parts=("$@")
 for p in "${parts[@]}"; do
     case $p in pair | cold | test) ;; *) echo "allocator_verdict: unknown part '$p' (pair, cold, test)" >&2; exit 2 ;; esac
 done
+[[ ${COLD_ROUNDS:-3} =~ ^[1-9][0-9]*$ ]] || { echo "allocator_verdict: COLD_ROUNDS must be a count, not '$COLD_ROUNDS'" >&2; exit 2; }
 if ! command -v nvidia-smi >/dev/null || ! nvidia-smi -L >/dev/null 2>&1; then
     echo "allocator_verdict: no GPU (nvidia-smi -L failed): nothing measured" >&2
     exit 77
@@ -65,7 +66,6 @@ part_cold() {
         echo "round,trace,alloc,pass,ops_per_s,reserved_over_allocated"
     } >"$d/cold.csv"
     local rounds=${COLD_ROUNDS:-3} only=${COLD_TRACES:-}
-    [[ $rounds =~ ^[1-9][0-9]*$ ]] || { echo "allocator_verdict: COLD_ROUNDS must be a count, not '$rounds'" >&2; return 1; }
     for round in $(seq "$rounds"); do
         order=("${specs[@]}")
         [ $((round % 2)) = 0 ] && order=("${specs[1]}" "${specs[0]}") # A B, then B A

@@ -41,6 +41,8 @@ done
 verdict=tests/gpu/allocator_verdict.sh
 check "allocator_verdict: unknown part" 2 env OUT="$tmp/v1" $verdict pair bogus
 expect "allocator_verdict: unknown part" "unknown part 'bogus'"
+check "allocator_verdict: COLD_ROUNDS not a count" 2 env OUT="$tmp/v2" COLD_ROUNDS=x $verdict cold
+expect "allocator_verdict: COLD_ROUNDS not a count" "COLD_ROUNDS must be a count, not 'x'"
 skipped=0
 if nvidia-smi -L >/dev/null 2>&1; then
     skipped=1 # with a GPU it would measure: left to the GPU runs
