@@ -18,6 +18,12 @@ One sample is one process: one workload run once under one allocator. Per
                  against SPEED_LIMIT: "ok" (its upper end <= 1.03), "slower" (its lower
                  end > 1.03) or "inconclusive" (neither: the processes cannot resolve
                  +-3%);
+  procs_needed   how many processes a side would bound the ratio to +-3% (an interval of
+                 half-width ln 1.03 around a ratio of 1) at the spread these processes
+                 show: 2 (z s / ln 1.03)^2 / 0.955, s the pooled standard deviation of the
+                 log step times of both allocators, z the normal 97.5% point, 0.955 the
+                 rank interval's efficiency against the t interval (3/pi); a guide to the
+                 next run, never part of the verdict. Empty with fewer than 2 a side;
   alloc_ms       time inside the allocator's entry points per step (plugin allocators,
                  VRAMLAB_TIME=1: host clock around each vl_alloc / vl_free), the median
                  over processes of each process's median over its timed steps;
@@ -88,11 +94,11 @@ SUMMARY_FIELDS = (
     "alloc_ms", "alloc_ms_lo", "alloc_ms_hi", "maps_per_step", "unmaps_per_step",
     "peak_reserved_bytes", "peak_allocated_bytes", "peak_requested_bytes",
     "waste", "waste_min", "waste_max", "waste_basis",
-    "device_used_max_bytes", "device_used_bytes", "equal", "max_rel_diff", "ref_rel_diff",
+    "device_used_max_bytes", "device_used_bytes", "equal", "max_rel_diff", "ref_rel_diff", "procs_needed",
 )
 VERDICT_FIELDS = ("half", "workload", "n", "ratio", "ratio_lo", "ratio_hi", "speed", "waste", "waste_min", "waste_max",
                   "waste_ok", "torch_expandable_waste", "maps_per_step", "unmaps_per_step", "alloc_ms", "alloc_share",
-                  "equal", "verdict")
+                  "equal", "verdict", "procs_needed")
 # plots/torch_zoo.gp's input (torch_zoo.summary.csv): no free-text column, so that no
 # field holds a comma and the script's awk can split the rows
 PLOT_FIELDS = ("half", "workload", "allocator", "n", "step_ms", "ratio", "ratio_lo", "ratio_hi", "speed", "waste",
@@ -270,6 +276,24 @@ def median_if_all(values, n):
     return rankstats.quantile_median(got) if got and len(got) == n else None
 
 
+Z_975 = 1.959963984540054  # the normal distribution's 97.5% point
+RANK_EFFICIENCY = 3 / math.pi  # the rank-sum interval's against the t interval, normal data
+
+
+def procs_needed(a, b, margin=SPEED_LIMIT):
+    """Processes a side for a 95% interval of the ratio b/a of half-width ln(margin), at
+    the pooled spread of log(a) and log(b) (module docstring); None with fewer than 2
+    positive values a side."""
+    la, lb = [math.log(x) for x in a if x and x > 0], [math.log(x) for x in b if x and x > 0]
+    if len(la) < 2 or len(lb) < 2:
+        return None
+    def ss(v):
+        m = sum(v) / len(v)
+        return sum((x - m) ** 2 for x in v)
+    sd = math.sqrt((ss(la) + ss(lb)) / (len(la) + len(lb) - 2))
+    return max(2, math.ceil(2 * (Z_975 * sd / math.log(margin)) ** 2 / RANK_EFFICIENCY))
+
+
 def summarize(rows, allocators=None):
     """Summary rows, one per (workload, allocator), in first-seen order (or that of
     allocators). rows: sample dicts with exact_equal filled (mark_equality)."""
@@ -295,7 +319,7 @@ def summarize(rows, allocators=None):
                      failed=len(all_rows) - len(ok), step_ms=med, step_ms_lo=lo, step_ms_hi=hi,
                      step_ms_ci=cov)
             s.update(ratio=None, ratio_lo=None, ratio_hi=None, ratio_p=None, ratio_ci=None, ratio_basis="",
-                     speed="", step_ms_b=None, alloc_ms_b=None)
+                     speed="", step_ms_b=None, alloc_ms_b=None, procs_needed=None)
             pr = [x for x in (num(r.get("paired_ratio")) for r in ok) if x and x > 0]
             if pr:  # a pair: B against A inside each process
                 rmed, rlo, rhi, rcov = paired_ci(pr)
@@ -308,6 +332,7 @@ def summarize(rows, allocators=None):
             elif a == REFERENCE:
                 s["ratio_basis"] = "the reference"
             elif steps:
+                s["procs_needed"] = procs_needed(ref_ms, steps)
                 est, rlo, rhi, p = ratio_between(ref_ms, steps)
                 if est is not None:
                     s.update(ratio=est, ratio_lo=rlo, ratio_hi=rhi, ratio_p=p,
@@ -363,12 +388,12 @@ def verdict(summary):
         v = dict(half=zoo.half_of(w), workload=w, n=0, ratio=None, ratio_lo=None, ratio_hi=None,
                  speed="inconclusive", waste=None, waste_min=None, waste_max=None, waste_ok="n/a",
                  torch_expandable_waste=t["waste"] if t else None, maps_per_step=None, unmaps_per_step=None,
-                 alloc_ms=None, alloc_share=None, equal="n/a", verdict=INCONCLUSIVE)
+                 alloc_ms=None, alloc_share=None, equal="n/a", verdict=INCONCLUSIVE, procs_needed=None)
         if e is None or e["n"] == 0:
             rows.append(v)
             continue
         v.update({k: e[k] for k in ("n", "ratio", "ratio_lo", "ratio_hi", "waste", "waste_min", "waste_max",
-                                    "maps_per_step", "unmaps_per_step", "alloc_ms")})
+                                    "maps_per_step", "unmaps_per_step", "alloc_ms", "procs_needed")})
         v["speed"] = speed_call(e["ratio_lo"], e["ratio_hi"])
         if e["alloc_ms"] is not None and ref and ref["step_ms"]:
             v["alloc_share"] = e["alloc_ms"] / ref["step_ms"]  # of PyTorch's step time; not judged
@@ -481,15 +506,17 @@ def table(summary, verdicts):
     lines.append(f"verdict of {VL_EXPANDABLE}: step time within {SPEED_LIMIT - 1:.0%} of {REFERENCE} (upper end of "
                  f"the {LEVEL:.0%} interval of the ratio between processes <= {SPEED_LIMIT}) and waste (peak reserved "
                  f"/ peak allocated, median) <= {WASTE_LIMIT}; results equal. alloc%: time in the allocator per "
-                 f"step over {REFERENCE}'s step time (not judged)")
+                 f"step over {REFERENCE}'s step time (not judged); n +-3%: processes a side that would bound the "
+                 f"ratio to +-3% at the spread seen (a guide, not judged)")
     lines.append(f"{'half':7} {'workload':11} {'ratio':>7} {'[95% HL]':>17} {'speed':>12} {'waste':>7} {'waste':>5} "
-                 f"{'torch-exp':>9} {'maps/st':>8} {'alloc%':>7} {'equal':>6} {'verdict':>12}")
+                 f"{'torch-exp':>9} {'maps/st':>8} {'alloc%':>7} {'equal':>6} {'verdict':>12} {'n +-3%':>7}")
     for v in verdicts:
         share = v.get("alloc_share")
         lines.append(f"{v['half'] or '-':7} {v['workload']:11} {x(v['ratio']):>7} "
                      f"{_interval(v['ratio_lo'], v['ratio_hi']) or '-':>17} {v['speed']:>12} {x(v['waste'], 5):>7} "
                      f"{v['waste_ok']:>5} {x(v['torch_expandable_waste'], 5):>9} {x(v['maps_per_step'], 3):>8} "
-                     f"{(f'{share:.2%}' if share is not None else '-'):>7} {v['equal']:>6} {v['verdict']:>12}")
+                     f"{(f'{share:.2%}' if share is not None else '-'):>7} {v['equal']:>6} {v['verdict']:>12} "
+                     f"{v['procs_needed'] if v.get('procs_needed') is not None else '-':>7}")
     lines.append(overall(verdicts))
     return "\n".join(lines)
 
@@ -524,13 +551,13 @@ def markdown(summary, verdicts, comments=()):
             f"Step time within {SPEED_LIMIT - 1:.0%} of `{REFERENCE}` ({LEVEL:.0%} upper end <= {SPEED_LIMIT}) and "
             f"waste <= {WASTE_LIMIT}; results equal. The in-process pairs (A+B columns) never enter it.", "",
             "| half | workload | n | ratio | 95% interval | speed | waste | waste ok | torch-expandable waste "
-            "| maps/step | equal | verdict |",
-            "|---|---|--:|--:|---|---|--:|---|--:|--:|---|---|"]
+            "| maps/step | equal | verdict | processes a side for ±3% |",
+            "|---|---|--:|--:|---|---|--:|---|--:|--:|---|---|--:|"]
     for v in verdicts:
         out.append(f"| {v['half']} | {v['workload']} | {v['n']} | {cell(v['ratio'])} "
                    f"| {_interval(v['ratio_lo'], v['ratio_hi'])} | {v['speed']} | {cell(v['waste'], 5)} "
                    f"| {v['waste_ok']} | {cell(v['torch_expandable_waste'], 5)} | {cell(v['maps_per_step'], 3)} "
-                   f"| {v['equal']} | **{v['verdict']}** |")
+                   f"| {v['equal']} | **{v['verdict']}** | {cell(v.get('procs_needed'), 0)} |")
     out += ["", "```", overall(verdicts), "```", ""]
     return "\n".join(out)
 

@@ -287,6 +287,27 @@ est3, lo3, hi3, _ = bs.ratio_between(ref4[:3], oth4[:3])
 check("3 against 3: an estimate, no 95% interval", est3 is not None and lo3 is None and hi3 is None, (lo3, hi3))
 check("no reference: no ratio", bs.ratio_between([], oth4) == (None, None, None, None))
 
+# processes needed for +-3%: the formula against the pooled variance of statistics, and
+# the rank interval it sizes, simulated at a ratio of 1
+import statistics  # noqa: E402
+la8, lb8 = [math.log(x) for x in ref8], [math.log(x) for x in oth8]
+pooled = ((len(la8) - 1) * statistics.variance(la8) + (len(lb8) - 1) * statistics.variance(lb8)) / (len(la8) + len(lb8) - 2)
+want = math.ceil(2 * (1.959963984540054 * math.sqrt(pooled) / math.log(1.03)) ** 2 / (3 / math.pi))
+check("procs_needed: 2 (z s / ln 1.03)^2 / (3/pi), s pooled", bs.procs_needed(ref8, oth8) == max(2, want),
+      (bs.procs_needed(ref8, oth8), want))
+check("procs_needed: none with one process a side", bs.procs_needed(ref8[:1], oth8) is None)
+sim = random.Random(5)
+n_sim = bs.procs_needed([math.exp(sim.gauss(0, 0.05)) for _ in range(400)], [math.exp(sim.gauss(0, 0.05)) for _ in range(400)])
+widths = []
+for _ in range(200):
+    a = [100 * math.exp(sim.gauss(0, 0.05)) for _ in range(n_sim)]
+    b = [100 * math.exp(sim.gauss(0, 0.05)) for _ in range(n_sim)]
+    _, lo_s, hi_s, _ = bs.ratio_between(a, b)
+    widths.append((math.log(hi_s) - math.log(lo_s)) / 2)
+half = statistics.median(widths)
+check(f"procs_needed ({n_sim} a side at s = 0.05): the rank interval's half-width is about ln 1.03",
+      abs(half / math.log(1.03) - 1) < 0.15, (half, math.log(1.03)))
+
 # the speed call against 1.03
 check("speed: upper end <= 1.03 is ok", bs.speed_call(0.95, 1.03) == "ok")
 check("speed: lower end above 1.03 is slower", bs.speed_call(1.031, 1.2) == "slower")
