@@ -85,31 +85,25 @@ static void span_mark(vl_csegment *s, uintptr_t a, size_t size, int on)
 
 /* The most a fresh map at a may cover on the way to end (both chunk boundaries):
  * up to cfg.span bytes, ending on a chunk boundary, at least the chunk at a (span=0,
- * or reserved past the VL_SPAN_ROOM_DIV-th of its reach: just that chunk). *reach is
- * the caller's reading of reserved + device free (fresh_could_fit's), 0 until read: one
- * mem_info per map_range, whose maps move memory from free to reserved and leave the
- * sum as it was. Unknown free memory counts as none (no span). */
-static size_t fresh_span(const vl_caching *c, const vl_csegment *s, uintptr_t a, uintptr_t end, size_t *reach)
+ * or reserved past the VL_SPAN_ROOM_DIV-th of its reach: just that chunk). reach is
+ * the range's reading of reserved + device free (fresh_could_fit), which its maps leave
+ * as it was (they move memory from free to reserved); 0, unknown, allows no span. */
+static size_t fresh_span(const vl_caching *c, const vl_csegment *s, uintptr_t a, uintptr_t end, size_t reach)
 {
-    size_t reserved = (size_t)c->st.reserved_bytes, need = end - a;
-    if (c->cfg.span == 0 || reserved + need > c->dev->total_bytes / VL_SPAN_ROOM_DIV) return chunk_at(s, a);
-    if (*reach == 0) {
-        size_t free_bytes = 0, total = 0;
-        *reach = reserved + (c->dev->ops->mem_info(c->dev, &free_bytes, &total) == VL_DEV_OK ? free_bytes : 0);
-    }
-    if (reserved + need > *reach / VL_SPAN_ROOM_DIV) return chunk_at(s, a);
+    size_t need = end - a;
+    if (c->cfg.span == 0 || (size_t)c->st.reserved_bytes + need > reach / VL_SPAN_ROOM_DIV) return chunk_at(s, a);
     size_t room = need < c->cfg.span ? need : c->cfg.span;
     uintptr_t hi = chunk_floor(s, a + room);
     return hi > a ? hi - a : chunk_at(s, a);
 }
 
 /* Whether the rest of a range, from its first fresh map on (lending never resumes),
- * could be mapped with kept memory and the device's free memory; reads the reach for
- * fresh_span. Mapped chunk by chunk until the device refused, then unmapped, a range
- * that could not fit cost thousands of calls near a full device: fragmentation_churn's
- * bisection of the largest allocation made 63,000 maps and as many unmaps in a quick
- * run (sim), 5.6 s under expandable on an H100 against 1 s under classic. Unknown free
- * memory: the device decides. */
+ * could be mapped with kept memory and the device's free memory; *reach gets reserved
+ * + device free for fresh_span (one mem_info per range). Mapped chunk by chunk until
+ * the device refused, then unmapped, a range that could not fit cost thousands of
+ * calls near a full device: fragmentation_churn's bisection of the largest allocation
+ * made 63,000 maps and as many unmaps in a quick run (sim), 5.6 s under expandable on
+ * an H100 against 1 s under classic. Unknown free memory: the device decides. */
 static int fresh_could_fit(const vl_caching *c, size_t rest, size_t *reach)
 {
     size_t free_bytes = 0, total = 0;
@@ -159,21 +153,22 @@ static int map_range(vl_caching *c, vl_csegment *s, uintptr_t lo, size_t bytes, 
     int64_t n = 0;
     vl_cretire *lender = lend ? lend->batch : NULL;
     uintptr_t lent_end = lo, end = lo + bytes; /* [lo, lent_end) took lent memory */
-    size_t reach = 0;                          /* fresh_span's reading, once */
-    int weighed = 0, doomed = 0, gave = 0;     /* the fresh part weighed; too large; spares given */
+    size_t reach = 0;                          /* reserved + device free, read once */
+    int weighed = 0, gave = 0;                 /* the fresh part weighed; spares given back */
     for (uintptr_t a = lo; a < end; n++) {
         size_t size = lend ? vl_release_lend_span(c, lend, s, a, end - a) : 0;
         int rc = VL_DEV_OK;
         if (size) lent_end = a + size;
-        else if (!weighed++ && !fresh_could_fit(c, end - a, &reach)) rc = VL_DEV_OOM, doomed = 1;
-        else rc = vl_release_map_span(c, s, a, fresh_span(c, s, a, end, &reach), &size);
-        if (rc == VL_DEV_OOM && !doomed && !gave++ && c->spare_bytes > 0) {
-            /* Kept memory of sizes this range could not take: given back, it lets the
-             * map go on instead of unmapping what was mapped and trying again (once: a
-             * release the device refuses leaves spares, recorded). */
-            vl_release_spares(c, 0);
-            n--;
-            continue;
+        else if (!weighed++ && !fresh_could_fit(c, end - a, &reach)) rc = VL_DEV_OOM;
+        else {
+            rc = vl_release_map_span(c, s, a, fresh_span(c, s, a, end, reach), &size);
+            if (rc == VL_DEV_OOM && !gave++ && c->spare_bytes > 0) {
+                /* Kept memory of sizes this range could not take: given back, it lets
+                 * the map go on instead of unmapping what was mapped and trying again
+                 * (once: a release the device refuses leaves spares, recorded). */
+                vl_release_spares(c, 0);
+                rc = vl_release_map_span(c, s, a, fresh_span(c, s, a, end, reach), &size);
+            }
         }
         if (rc == VL_DEV_OK) {
             span_mark(s, a, size, 1);

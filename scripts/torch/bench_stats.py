@@ -62,6 +62,7 @@ import csv
 import io
 import math
 import os
+import statistics
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -287,10 +288,9 @@ def procs_needed(a, b, margin=SPEED_LIMIT):
     la, lb = [math.log(x) for x in a if x and x > 0], [math.log(x) for x in b if x and x > 0]
     if len(la) < 2 or len(lb) < 2:
         return None
-    def ss(v):
-        m = sum(v) / len(v)
-        return sum((x - m) ** 2 for x in v)
-    sd = math.sqrt((ss(la) + ss(lb)) / (len(la) + len(lb) - 2))
+    pooled = ((len(la) - 1) * statistics.variance(la) + (len(lb) - 1) * statistics.variance(lb)) \
+        / (len(la) + len(lb) - 2)
+    sd = math.sqrt(pooled)
     return max(2, math.ceil(2 * (Z_975 * sd / math.log(margin)) ** 2 / RANK_EFFICIENCY))
 
 

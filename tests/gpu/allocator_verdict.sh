@@ -25,7 +25,8 @@ parts=("$@")
 for p in "${parts[@]}"; do
     case $p in pair | cold | test) ;; *) echo "allocator_verdict: unknown part '$p' (pair, cold, test)" >&2; exit 2 ;; esac
 done
-[[ ${COLD_ROUNDS:-3} =~ ^[1-9][0-9]*$ ]] || { echo "allocator_verdict: COLD_ROUNDS must be a count, not '$COLD_ROUNDS'" >&2; exit 2; }
+cold_rounds=${COLD_ROUNDS:-3} cold_traces=${COLD_TRACES:-}
+[[ $cold_rounds =~ ^[1-9][0-9]*$ ]] || { echo "allocator_verdict: COLD_ROUNDS must be a count, not '$cold_rounds'" >&2; exit 2; }
 if ! command -v nvidia-smi >/dev/null || ! nvidia-smi -L >/dev/null 2>&1; then
     echo "allocator_verdict: no GPU (nvidia-smi -L failed): nothing measured" >&2
     exit 77
@@ -65,16 +66,15 @@ part_cold() {
         echo "# driver: $(nvidia-smi --query-gpu=driver_version --format=csv,noheader | head -1)"
         echo "round,trace,alloc,pass,ops_per_s,reserved_over_allocated"
     } >"$d/cold.csv"
-    local rounds=${COLD_ROUNDS:-3} only=${COLD_TRACES:-}
-    for round in $(seq "$rounds"); do
+    for round in $(seq "$cold_rounds"); do
         order=("${specs[@]}")
         [ $((round % 2)) = 0 ] && order=("${specs[1]}" "${specs[0]}") # A B, then B A
         for t in "$d"/tr/*/*.trace; do
-            [ -z "$only" ] || [[ ",$only," == *",$(basename "$t" .trace),"* ]] || continue
+            [ -z "$cold_traces" ] || [[ ",$cold_traces," == *",$(basename "$t" .trace),"* ]] || continue
             for spec in "${order[@]}"; do run_cold "$d" "$round" "$t" "$spec"; done
         done
     done
-    python3 - "$d/cold.csv" "$rounds" <<'EOF' | tee "$d/summary.txt"
+    python3 - "$d/cold.csv" "$cold_rounds" <<'EOF' | tee "$d/summary.txt"
 import csv, statistics as st, sys
 from collections import defaultdict
 rate = defaultdict(list)
