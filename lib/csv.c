@@ -5,6 +5,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <math.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -72,20 +73,39 @@ static void remove_temps_at_exit(void)
         if (open_tmp[i]) unlink(open_tmp[i]);
 }
 
+static const int cleanup_signals[] = {SIGTERM, SIGINT, SIGHUP};
+
+static void set_handlers(void)
+{
+    if (handlers_set) return;
+    atexit(remove_temps_at_exit);
+    for (size_t i = 0; i < sizeof cleanup_signals / sizeof cleanup_signals[0]; i++) {
+        struct sigaction old, sa = {.sa_handler = remove_temps_and_die};
+        sigemptyset(&sa.sa_mask);
+        /* A program (or its parent: nohup, a shell's background job) that chose
+         * another disposition keeps it. */
+        if (sigaction(cleanup_signals[i], NULL, &old) == 0 && old.sa_handler == SIG_DFL)
+            sigaction(cleanup_signals[i], &sa, NULL);
+    }
+    handlers_set = 1;
+}
+
+/* Holds the cleanup signals back (on = 1) or lets the held ones in (on = 0, restoring
+ * *saved): between creating a temporary file and tracking it, a signal would leave it. */
+static void hold_signals(int on, sigset_t *saved)
+{
+    if (!on) {
+        pthread_sigmask(SIG_SETMASK, saved, NULL);
+        return;
+    }
+    sigset_t set;
+    sigemptyset(&set);
+    for (size_t i = 0; i < sizeof cleanup_signals / sizeof cleanup_signals[0]; i++) sigaddset(&set, cleanup_signals[i]);
+    pthread_sigmask(SIG_BLOCK, &set, saved);
+}
+
 static void track_temp(char *tmp, int on)
 {
-    if (!handlers_set) {
-        atexit(remove_temps_at_exit);
-        static const int sigs[] = {SIGTERM, SIGINT, SIGHUP};
-        for (size_t i = 0; i < sizeof sigs / sizeof sigs[0]; i++) {
-            struct sigaction old, sa = {.sa_handler = remove_temps_and_die};
-            sigemptyset(&sa.sa_mask);
-            /* A program (or its parent: nohup, a shell's background job) that chose
-             * another disposition keeps it. */
-            if (sigaction(sigs[i], NULL, &old) == 0 && old.sa_handler == SIG_DFL) sigaction(sigs[i], &sa, NULL);
-        }
-        handlers_set = 1;
-    }
     for (int i = 0; i < MAX_OPEN_CSVS; i++) {
         if (on && !open_tmp[i]) {
             open_tmp[i] = tmp;
@@ -119,16 +139,21 @@ static FILE *open_temp(vl_csv *c, const char *path, char *err, size_t errlen)
         return NULL;
     }
     snprintf(c->tmp, len, "%.*s.%s.XXXXXX", dirlen, path, path + dirlen);
+    set_handlers();
+    sigset_t saved;
+    hold_signals(1, &saved); /* a SIGTERM between mkstemp and track_temp left the file */
     int fd = mkstemp(c->tmp);
+    if (fd >= 0) track_temp(c->tmp, 1);
+    int made_errno = errno;
+    hold_signals(0, &saved);
     if (fd < 0) {
-        snprintf(err, errlen, "cannot write %s: %s", path, strerror(errno));
+        snprintf(err, errlen, "cannot write %s: %s", path, strerror(made_errno));
         return NULL;
     }
     /* mkstemp makes 0600; a result gets what the umask gives a new file. */
     mode_t mask = umask(0);
     umask(mask);
     fchmod(fd, 0666 & ~mask);
-    track_temp(c->tmp, 1);
     FILE *f = fdopen(fd, "w");
     if (!f) {
         snprintf(err, errlen, "cannot write %s: %s", path, strerror(errno));
