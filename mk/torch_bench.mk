@@ -32,4 +32,4 @@ torch-bench: $(TORCH_BENCH_DEPS)
 	   $(if $(filter-out 0 no,$(RESUME)),--resume) --plugin $(PLUGIN_SO) $(TORCH_BENCH_ARGS)
 
 test-torch-bench:
-	@python3 scripts/torch/test_bench.py
+	@python3 scripts/torch/test_bench.py && python3 scripts/torch/test_tradeoff.py

@@ -424,7 +424,54 @@ static void test_idle_stream_packs_its_range(void **state)
     assert_int_equal(mapped, 12 * MiB);
 }
 
+/* Two allocators on one device, as the plugin's paired mode runs them: A holds 55% of it
+ * in 512 MiB blocks (a model's weights), then B asks for as much in one block (paired
+ * mode's ballast on a model larger than half the GPU). B must say out of memory and map
+ * nothing, and every byte of A's blocks must stay mapped. On an H200 this pair ended in
+ * an illegal memory access instead of an out-of-memory error (SPEC b). */
+static void ballast_beyond_free(const char *spec_b)
+{
+    vl_device *d = sim_open("sim:capacity=16GiB");
+    vl_allocator *a = caching_open(d, "caching:segments=expandable");
+    vl_allocator *b = caching_open(d, spec_b);
+    enum { N = 17 }; /* 17 x 512 MiB: 53% of 16 GiB */
+    char *w[N];
+    size_t held = 0;
+    for (int i = 0; i < N; i++) {
+        assert_non_null(w[i] = vl_allocate(a, 512 * MiB, S(1)));
+        held += 512 * MiB;
+    }
+    size_t mapped = vl_sim_mapped_bytes(d);
+    void *ballast = vl_allocate(b, held, S(1));
+    print_message("%s: ballast of %zu MiB with %zu MiB mapped of 16384: %s; %zu MiB mapped after\n", spec_b,
+                  held / MiB, mapped / MiB, ballast ? "served" : "OOM", vl_sim_mapped_bytes(d) / MiB);
+    assert_null(ballast);
+    assert_int_equal(vl_sim_mapped_bytes(d), mapped);
+    for (int i = 0; i < N; i++)
+        for (size_t off = 0; off < 512 * MiB; off += 2 * MiB) assert_true(vl_sim_is_mapped(d, w[i] + off));
+    assert_consistent(a);
+    assert_consistent(b);
+    /* what B can have, it gets, mapped whole */
+    size_t fits = 16384 * MiB - mapped - 1024 * MiB;
+    char *p = vl_allocate(b, fits, S(1));
+    assert_non_null(p);
+    for (size_t off = 0; off < fits; off += 2 * MiB) assert_true(vl_sim_is_mapped(d, p + off));
+    assert_consistent(b);
+    vl_deallocate(b, p, fits, S(1));
+    for (int i = 0; i < N; i++) vl_deallocate(a, w[i], 512 * MiB, S(1));
+    vl_alloc_close(b);
+    close_all_returned(d, a);
+}
+
+static void test_second_allocator_beyond_free_memory_fails_cleanly(void **state)
+{
+    (void)state;
+    ballast_beyond_free("caching:segments=expandable");
+    ballast_beyond_free("caching:segments=expandable,span=0,reclaim_max=0.008");
+}
+
 VL_TEST_MAIN(cmocka_unit_test(test_large_request_opens_a_further_range),
+             cmocka_unit_test(test_second_allocator_beyond_free_memory_fails_cleanly),
              cmocka_unit_test(test_idle_stream_packs_its_range),
              cmocka_unit_test(test_growth_maps_spans_unmapped_whole),
              cmocka_unit_test(test_whole_chunk_request_lands_on_chunk_boundaries),

@@ -242,7 +242,15 @@ void *vl_alloc(ssize_t size, int device, cudaStream_t stream)
     vl_allocator *a = allocator_for(0, device);
     if (a == NULL) return NULL;
     void *p = paired ? alloc_paired((size_t)size, device, stream) : allocate_timed(a, 0, (size_t)size, device, stream);
-    if (recorder != NULL && p != NULL) vl_trace_record_alloc(recorder, p, (size_t)size, (uintptr_t)stream);
+    if (p == NULL) {
+        /* PyTorch's pluggable path (CUDAPluggableAllocator::allocate) takes NULL as a
+         * pointer, raising nothing: the first kernel on the tensor then faults with an
+         * illegal address, far from here. This line names the cause. */
+        fprintf(stderr, "vramlab: out of memory: %zd bytes on device %d (PyTorch does not check a pluggable "
+                "allocator's NULL: an illegal memory access may follow)\n", size, device);
+        return NULL;
+    }
+    if (recorder != NULL) vl_trace_record_alloc(recorder, p, (size_t)size, (uintptr_t)stream);
     return p;
 }
 

@@ -12,7 +12,14 @@
  * (read then too) records every allocation and free served as a vramlab trace
  * (lib/trace/record.h), for bench/replay, on the simulated device too. A bad SPEC or a
  * failed open prints one line on stderr and every allocation on that device returns
- * NULL (PyTorch then reports an out-of-memory error).
+ * NULL.
+ *
+ * Out of memory: vl_alloc returns NULL and prints one line on stderr. PyTorch (2.11)
+ * does not check a pluggable allocator's NULL: it raises no OutOfMemoryError, and the
+ * first kernel that touches the tensor faults with an illegal memory access (with
+ * deterministic algorithms on, torch.empty's fill is that kernel), which ends the CUDA
+ * context. Seen on an H200 in torch-bench's paired mode, whose ballast asked for more
+ * than was free (results/reference/h200-tradeoff-bd2cb7e/README.txt).
  *
  * Paired mode, for comparing two allocators inside one process (step times vary far
  * more from one process to the next than between allocators): VRAMLAB_ALLOC_B holds a
@@ -38,7 +45,8 @@ extern "C" {
 #endif
 
 /* PyTorch's pluggable-allocator entry points. size 0 gives NULL. NULL for size > 0
- * means out of memory (after the allocator released its cache and retried). */
+ * means out of memory (after the allocator released its cache and retried; see above
+ * for what PyTorch makes of it). */
 void *vl_alloc(ssize_t size, int device, cudaStream_t stream);
 /* size and stream are those of the vl_alloc call that returned ptr. */
 void vl_free(void *ptr, ssize_t size, int device, cudaStream_t stream);

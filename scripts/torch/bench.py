@@ -133,6 +133,10 @@ def hold_ballast(plugin, torch):
     held = plugin.vl_torch_stat(0, b"allocated_bytes")
     if held <= 0:
         return None
+    free = torch.cuda.mem_get_info()[0]
+    if held > free:  # B would return NULL, which PyTorch does not check (lib/torch/vramlab_caching.h)
+        raise SystemExit(f"bench: paired mode needs B to hold what A holds, {held} bytes, with {free} free: "
+                         "a workload that takes over half the GPU cannot run as a pair")
     return torch.empty(held, dtype=torch.uint8, device="cuda")
 
 

@@ -148,7 +148,9 @@ MAPS = {"torch": (2.5, 0.5), "torch-expandable": (4.0, 1.0), "vramlab": (0.0, 0.
 
 
 def samples(workload="wA", slow=1.0, waste=None, results="1.5 2.25 3.0", bad_results=None, rounds=5, seed=7,
-            noise=0.005):
+            noise=0.005, burst=1.0):
+    """Synthetic processes; burst: vramlab-expandable's mean step over its median step
+    against the others' (rare slow steps that leave the median where it was)."""
     rng = random.Random(seed)
     rows, k = [], 0
     for r in range(1, rounds + 1):
@@ -158,7 +160,9 @@ def samples(workload="wA", slow=1.0, waste=None, results="1.5 2.25 3.0", bad_res
             w = (waste if waste is not None and a == "vramlab-expandable" else WASTE[a])
             maps, unmaps = MAPS.get(a, ("", ""))  # rmm-pool keeps no device-call counters: empty
             row = dict(run_id="t", round=r, order=k, workload=workload, allocator=a, spec=a, seed=1,
-                       status="ok", step_ms_median=ms, peak_reserved_bytes=int(alloc * w),
+                       status="ok", step_ms_median=ms,
+                       step_ms_mean=ms * 1.02 * (burst if a == "vramlab-expandable" else 1.0),
+                       peak_reserved_bytes=int(alloc * w),
                        peak_allocated_bytes=alloc if a != "rmm-pool" else -1, peak_requested_bytes=alloc,
                        device_used_base_bytes=500 * 2**20, device_used_max_bytes=500 * 2**20 + int(alloc * w),
                        maps_per_step=maps, unmaps_per_step=unmaps,
@@ -314,7 +318,20 @@ check("speed: lower end above 1.03 is slower", bs.speed_call(1.031, 1.2) == "slo
 check("speed: across 1.03 is inconclusive", bs.speed_call(1.0, 1.031) == "inconclusive"
       and bs.speed_call(None, None) == "inconclusive")
 
+check("speed_of: every interval must hold", bs.speed_of(((0.99, 1.01), (0.99, 1.02))) == "ok"
+      and bs.speed_of(((0.99, 1.01), (1.00, 1.05))) == "inconclusive"
+      and bs.speed_of(((0.99, 1.01), (1.04, 1.06))) == "slower"
+      and bs.speed_of(((0.99, 1.01), (None, None))) == "inconclusive" and bs.speed_of(()) == "inconclusive")
+
 # --- the verdict: each way to fail, inconclusive, the pairs ignored ---
+# the median step the same, the mean 6% longer (rare slow steps): the mean's interval fails it
+v = bs.verdict(bs.summarize(bs.mark_equality(samples(burst=1.06))))
+check("equal medians, a 6% longer mean step: slower", v[0]["speed"] == "slower" and v[0]["verdict"] == "FAIL"
+      and v[0]["ratio_hi"] < 1.03 and v[0]["ratio_mean_lo"] > 1.03 and abs(v[0]["ratio_mean"] - 1.06) < 0.01, v)
+v = bs.verdict(bs.summarize(bs.mark_equality([{k: x for k, x in r.items() if k != "step_ms_mean"}
+                                              for r in samples()])))
+check("no mean step recorded: speed inconclusive, not ok", v[0]["speed"] == "inconclusive"
+      and v[0]["ratio_mean"] is None and v[0]["ratio_hi"] < 1.03, v)
 v = bs.verdict(bs.summarize(bs.mark_equality(samples(slow=1.05))))
 check("5% slower fails speed", v[0]["speed"] == "slower" and v[0]["verdict"] == "FAIL", v)
 v = bs.verdict(bs.summarize(bs.mark_equality(samples(waste=1.03))))
@@ -379,8 +396,15 @@ class BallastPlugin:
 class BallastTorch:
     uint8 = "uint8"
 
-    def __init__(self):
+    def __init__(self, free=1 << 40):
         self.made = []
+        outer = self
+
+        class _Cuda:
+            @staticmethod
+            def mem_get_info():
+                return outer.free, 1 << 41
+        self.free, self.cuda = free, _Cuda()
 
     def empty(self, n, dtype=None, device=None):
         self.made.append((n, dtype, device))
@@ -391,6 +415,16 @@ class BallastTorch:
 pl, tc = BallastPlugin(123456), BallastTorch()
 check("ballast as large as A's allocated", bench.hold_ballast(pl, tc) == ("tensor", 123456)
       and tc.made == [(123456, "uint8", "cuda")] and pl.asked == [(0, b"allocated_bytes")], (pl.asked, tc.made))
+# more than is free: refused with the reason, nothing asked of B (whose NULL PyTorch would
+# not check: an illegal memory access, seen on an H200 with the workload "big")
+tc = BallastTorch(free=100000)
+try:
+    bench.hold_ballast(BallastPlugin(123456), tc)
+    refused = ""
+except SystemExit as e:
+    refused = str(e)
+check("a ballast beyond free memory is refused with the reason", "cannot run as a pair" in refused
+      and tc.made == [], (refused, tc.made))
 for held in (-1, 0):
     tc = BallastTorch()
     check(f"no ballast when A's allocated is {held}", bench.hold_ballast(BallastPlugin(held), tc) is None
@@ -676,7 +710,7 @@ try:
         zoo_md = open(os.path.join(run, "zoo.md")).read() if os.path.exists(os.path.join(run, "zoo.md")) else ""
         # the stand-in's expandable results differ from torch's: FAIL, whatever the speed (2 rounds: no interval)
         check("stand-in run: zoo.md with its verdict", "| tune | moe | vramlab-expandable |" in zoo_md
-              and re.search(r"\| tune \| moe \| 2 \| [0-9.]+ \|  \| inconclusive \|", zoo_md)
+              and re.search(r"\| tune \| moe \| 2 \| [0-9.]+ \|  \| [0-9.]+ \|  \| inconclusive \|", zoo_md)
               and "overall: FAIL: 0 of 2 pass; fail: transformer, moe" in zoo_md, zoo_md[-1500:])
         cond = open(os.path.join(run, "conditions.txt")).read() if os.path.exists(run) else ""
         # the whole zoo at size tiny, one round, the verdict's two columns: every process runs

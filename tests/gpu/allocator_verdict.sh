@@ -75,17 +75,25 @@ part_cold() {
         done
     done
     python3 - "$d/cold.csv" "$cold_rounds" <<'EOF' | tee "$d/summary.txt"
-import csv, statistics as st, sys
+import csv, math, statistics as st, sys
 from collections import defaultdict
+sys.path.insert(0, "scripts/compare.d")
+import rankstats
 rate = defaultdict(list)
 for r in csv.DictReader(line for line in open(sys.argv[1]) if not line.startswith("#")):
     if r["pass"] == "1" and r["ops_per_s"]:
         rate[(r["trace"], r["alloc"])].append(float(r["ops_per_s"]))
-print(f"cold pass ops/s, median of {sys.argv[2]} processes: vramlab expandable / PyTorch expandable segments")
+print(f"cold pass ops/s, median of {sys.argv[2]} processes: vramlab expandable / PyTorch expandable segments;"
+      " the Hodges-Lehmann ratio between processes with its 95% interval (none below 4 a side)")
 for t in sorted({k[0] for k in rate}):
     a, b = rate.get((t, "caching:segments=expandable")), rate.get((t, "torch:expandable_segments=1"))
     if a and b:
-        print(f"  {t}: {st.median(a):,.0f} / {st.median(b):,.0f} = {st.median(a) / st.median(b):.2f}")
+        est, lo, hi = rankstats.hodges_lehmann([math.log(x) for x in b], [math.log(x) for x in a])
+        call = ("at least as fast" if lo >= 0 else "slower" if hi < 0 else "not resolved") \
+            if math.isfinite(lo) else "too few processes"
+        interval = f" [{math.exp(lo):.3f}, {math.exp(hi):.3f}]" if math.isfinite(lo) else ""
+        print(f"  {t}: {st.median(a):,.0f} / {st.median(b):,.0f} = {st.median(a) / st.median(b):.2f}; "
+              f"HL {math.exp(est):.3f}{interval}: {call}")
     else:
         print(f"  {t}: missing ({'vramlab' if not a else 'torch'})")
 EOF

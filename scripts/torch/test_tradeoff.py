@@ -1,0 +1,56 @@
+#!/usr/bin/env python3
+"""make test: scripts/torch/tradeoff.py on a synthetic run folder (no torch, no GPU)."""
+import csv
+import io
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+failed = 0
+
+
+def check(name, ok, got=None):
+    global failed
+    print(("ok   " if ok else "FAIL ") + name + ("" if ok else f": {got}"))
+    failed += not ok
+
+
+def write(logs, name, **d):
+    with open(os.path.join(logs, name), "w") as f:
+        json.dump(d, f)
+
+
+with tempfile.TemporaryDirectory() as run:
+    logs = os.path.join(run, "logs")
+    os.makedirs(logs)
+    for w in ("wA", "wB"):
+        write(logs, f"r1.{w}.def.json", status="ok", peak_reserved_bytes=1100, peak_allocated_bytes=1000,
+              maps_per_step=0.5, unmaps_per_step=0.0)
+        write(logs, f"r1.{w}.low.json", status="ok", peak_reserved_bytes=1010, peak_allocated_bytes=1000,
+              maps_per_step=40.0, unmaps_per_step=30.0)
+    # wA's pair: 4 steps, 1 warm-up; units served A B B A A B B A; B's timed steps take 12
+    # and A's 10, but for one B step of 30 (a burst): total 12+30+12 over 30 = 1.8
+    times = [100, 100, 12, 10, 10, 30, 12, 10]
+    write(logs, "r1.wA.def+low.json", status="ok", step_ms_all=times, served_by=[0, 1, 1, 0, 0, 1, 1, 0],
+          steps_timed=3, paired_ratio=1.2)
+    open(os.path.join(logs, "r1.wB.def+low.log"), "w").close()  # failed: a log, no JSON
+    p = subprocess.run([sys.executable, os.path.join(HERE, "tradeoff.py"), run, "--a", "def", "--b", "low"],
+                       capture_output=True, text=True)
+    rows = {r["workload"]: r for r in csv.DictReader(io.StringIO(p.stdout))}
+    check("exit 0, a row per workload", p.returncode == 0 and sorted(rows) == ["wA", "wB"], (p.returncode, p.stderr))
+    a = rows.get("wA", {})
+    check("wastes from each SPEC's own process", a.get("a_waste") == "1.1" and a.get("b_waste") == "1.01", a)
+    check("the pair's timed total, warm-up left out: 54 / 30", a.get("time_ratio") == "1.8"
+          and a.get("median_ratio") == "1.2" and a.get("timed_steps") == "3", a)
+    b = rows.get("wB", {})
+    check("a failed pair: empty columns, named in failed", b.get("time_ratio") == ""
+          and b.get("failed") == "def+low" and b.get("b_waste") == "1.01", b)
+    p = subprocess.run([sys.executable, os.path.join(HERE, "tradeoff.py"), logs, "--b", "low"],
+                       capture_output=True, text=True)
+    check("a folder without logs/: exit 2 and one line", p.returncode == 2 and len(p.stderr.splitlines()) == 1,
+          (p.returncode, p.stderr))
+print(f"{'FAILED' if failed else 'passed'}: test_tradeoff, {failed} failed")
+sys.exit(1 if failed else 0)

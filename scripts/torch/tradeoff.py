@@ -1,0 +1,110 @@
+#!/usr/bin/env python3
+"""The live waste/speed trade-off of two plugin SPECs per workload, from one torch-bench run
+that ran each alone and both paired in one process (scripts/torch/README.md):
+
+    make torch-bench RUN=x ROUNDS=1 TORCH_BENCH_ARGS='--define low=SPEC \\
+        --allocators low,vramlab-expandable,vramlab-expandable+low'
+    python3 scripts/torch/tradeoff.py RUNDIR --a vramlab-expandable --b low > tradeoff.csv
+
+Per workload: each SPEC's waste (peak reserved / peak allocated) and map and unmap calls
+per step from its own process (the policy's figures: the same in every process up to
+event timing), and what B costs against A on the same steps in the paired process:
+time_ratio, B's timed steps' total wall time over A's (what an epoch takes: rare slow
+steps count), and median_ratio, the median over steps of B's step over A's (the
+plugin's paired_ratio). One paired process per workload is a diagnostic of the step
+time, not a verdict (two allocators share the process); the waste and map figures are
+exact. A workload whose process failed (no JSON in logs/; a model larger than half the
+GPU cannot run as a pair) has that process's columns empty, and failed names it."""
+import argparse
+import csv
+import json
+import math
+import os
+import sys
+
+FIELDS = ("workload", "a_waste", "b_waste", "a_maps_per_step", "b_maps_per_step", "a_unmaps_per_step",
+          "b_unmaps_per_step", "time_ratio", "median_ratio", "timed_steps", "failed")
+
+
+def load(path):
+    with open(path) as f:
+        return json.load(f)
+
+
+def waste(d):
+    r, a = d.get("peak_reserved_bytes"), d.get("peak_allocated_bytes")
+    return r / a if r and a and a > 0 else None
+
+
+def pair_totals(d):
+    """(B's total over A's, timed steps) over the paired process's timed steps: unit u of
+    step i (units 2i, 2i+1) was served by served_by[u]; the first steps - steps_timed
+    steps are the warm-up."""
+    times, by = d["step_ms_all"], d["served_by"]
+    steps = len(times) // 2
+    first = steps - d["steps_timed"]
+    tot = {0: 0.0, 1: 0.0}
+    for u in range(2 * first, 2 * steps):
+        tot[by[u]] += times[u]
+    return (tot[1] / tot[0] if tot[0] > 0 else None), d["steps_timed"]
+
+
+def rows_of(rundir, a, b):
+    logs = os.path.join(rundir, "logs")
+    names = sorted(os.listdir(logs))
+    workloads = list(dict.fromkeys(n.split(".")[1] for n in names if n.endswith(".json")))
+    out = []
+    for w in workloads:
+        row = dict(workload=w, failed="")
+        runs = {k: [n for n in names if n.endswith(f".{w}.{k}.json")] for k in (a, b, f"{a}+{b}")}
+        # a process that failed leaves its log but no JSON: the row says so
+        got = {k: load(os.path.join(logs, v[-1])) if v else {"status": "failed"} for k, v in runs.items()}
+        for side, k in (("a", a), ("b", b)):
+            d = got[k]
+            if d.get("status") != "ok":
+                row["failed"] += f"{k} "
+                continue
+            row[f"{side}_waste"] = waste(d)
+            row[f"{side}_maps_per_step"] = d.get("maps_per_step")
+            row[f"{side}_unmaps_per_step"] = d.get("unmaps_per_step")
+        p = got[f"{a}+{b}"]
+        if p.get("status") == "ok":
+            row["time_ratio"], row["timed_steps"] = pair_totals(p)
+            row["median_ratio"] = p.get("paired_ratio")
+        else:
+            row["failed"] += f"{a}+{b} "
+        row["failed"] = row["failed"].strip()
+        out.append(row)
+    return out
+
+
+def cell(v):
+    if v is None:
+        return ""
+    if isinstance(v, float):
+        return "inf" if math.isinf(v) else f"{v:.5g}"
+    return str(v)
+
+
+def main(argv):
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("rundir")
+    ap.add_argument("--a", default="vramlab-expandable", help="the reference SPEC's allocator name")
+    ap.add_argument("--b", required=True, help="the other SPEC's allocator name (--define'd)")
+    args = ap.parse_args(argv)
+    if not os.path.isdir(os.path.join(args.rundir, "logs")):
+        print(f"tradeoff: {args.rundir}: no logs/ folder (a torch-bench run's)", file=sys.stderr)
+        return 2
+    rows = rows_of(args.rundir, args.a, args.b)
+    if not rows:
+        print(f"tradeoff: {args.rundir}: no workload", file=sys.stderr)
+        return 1
+    w = csv.writer(sys.stdout, lineterminator="\n")
+    w.writerow(FIELDS)
+    for r in rows:
+        w.writerow([cell(r.get(k)) for k in FIELDS])
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
