@@ -10,7 +10,13 @@ setting (one process is one sample: a diagnosis, never a verdict; make torch-ben
 OUT.json: workload, kind, spec, steps (per step: [ms since the previous step, maps, unmaps,
 allocator ns, device bytes used]; torch: its num_device_alloc/free, no allocator ns),
 peaks (allocated, reserved), base (device bytes used before the workload).
-scripts/torch/steps_summary.py turns a folder of them into a table."""
+scripts/torch/steps_summary.py turns a folder of them into a table.
+The kernels are the benchmark's (bench.deterministic: no fused or memory-efficient
+attention, no cuDNN autotuning), so the allocations, and a trace recorded beside them
+(VRAMLAB_TRACE=FILE), are those `make torch-bench` runs. The zoo's traces at 83c8756
+were recorded without these settings, and 7 of their 12 peak elsewhere than the
+benchmark does (transformer 5.5 GB allocated against 9.0; serve has also served 100
+requests a process since; results/reference/h200-tradeoff-bd2cb7e/README.txt)."""
 import ctypes
 import json
 import os
@@ -21,6 +27,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 if len(sys.argv) != 4 or sys.argv[2] not in ("torch", "vramlab"):
     sys.exit("usage: record_steps.py WORKLOAD torch|vramlab OUT.json")
 import torch  # noqa: E402
+import bench  # noqa: E402
 import workloads  # noqa: E402
 
 w, kind, out = sys.argv[1:4]
@@ -34,6 +41,7 @@ if kind == "vramlab":
     lib = ctypes.CDLL(so)
     lib.vl_torch_stat.restype = ctypes.c_int64
     lib.vl_torch_stat.argtypes = [ctypes.c_int, ctypes.c_char_p]
+bench.deterministic(torch)
 free0, total = torch.cuda.mem_get_info()
 steps, t = [], [time.perf_counter()]
 
