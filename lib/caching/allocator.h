@@ -173,6 +173,7 @@ typedef struct vl_caching {
     vl_cstream *last_stream;       /* lookup cache: most programs use one stream */
     vl_cstream *waiting_streams;   /* streams whose pending FIFO is non-empty (via next_waiting) */
     vl_cstream *parked_streams;    /* streams that may hold a PARKED block (park.h, via next_parked) */
+    uint64_t park_hits;            /* requests served by taking a parked block back (vl_caching_park_hits) */
     vl_csegment *segments;         /* all segments, newest first */
     /* Classic segments that are one FREE block ("idle"), in a binary min-heap by serial,
      * so gc and flushes release the oldest first without walking every segment.

@@ -294,6 +294,15 @@ size_t vl_caching_block_size(vl_allocator *a, void *p)
     return size;
 }
 
+unsigned long long vl_caching_park_hits(vl_allocator *a)
+{
+    vl_caching *c = impl(a);
+    vl_lock_acquire(&c->lock);
+    unsigned long long hits = c->park_hits;
+    vl_lock_release(&c->lock);
+    return hits;
+}
+
 int vl_caching_last_oom_report(vl_allocator *a, vl_oom_report *out)
 {
     vl_caching *c = impl(a);

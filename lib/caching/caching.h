@@ -23,6 +23,10 @@ int vl_caching_last_error(vl_allocator *a, char *buf, size_t buflen);
  * not allocated by a. */
 size_t vl_caching_block_size(vl_allocator *a, void *p);
 
+/* Requests served by taking the stream's parked block back (lib/caching/park.h): the
+ * cache-hit fast path, since open. */
+unsigned long long vl_caching_park_hits(vl_allocator *a);
+
 /* The report of the allocator's last OOM (lib/oom_report.h), taken from its state at
  * the moment of the OOM, after its release-and-retry: 1 with *out filled, 0 when it has
  * had no OOM since open. Taken at every OOM whatever the program asks (it costs a walk
