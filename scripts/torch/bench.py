@@ -298,8 +298,10 @@ def worker(args):
         med = bench_stats.rankstats.quantile_median
         if ms[0]:  # A's steps are the row's step time (B's go to step_ms_median_b)
             timed_ms, alloc_ms = ms[0], al[0]
-            # B's time over A's on the same step, the median over the steps
+            # B's time over A's on the same step, the median over the steps; and B's
+            # timed steps' total over A's (rare slow steps count: what an epoch takes)
             paired_out = dict(step_ms_median_b=med(ms[1]), paired_ratio=math.exp(med(log_ratios)),
+                              paired_total_ratio=sum(ms[1]) / sum(ms[0]),
                               alloc_ms_median_b=med(al[1]) if al[1] else None)
 
     def stat(name):

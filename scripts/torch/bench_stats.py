@@ -44,8 +44,9 @@ One sample is one process: one workload run once under one allocator. Per
   pairs          A+B rows (both allocators in one process, each step run twice, once
                  by each): ratio is B against A inside the processes (the Hodges-Lehmann
                  pseudo-median of the per-process ratios, Wilcoxon signed-rank interval;
-                 ratio_basis says so); no waste (mixed peaks). The zoo's verdict never
-                 uses them;
+                 ratio_basis says so), ratio_mean the same over each process's B total
+                 over A total of the timed steps (paired_total_ratio); no waste (mixed
+                 peaks). The zoo's verdict never uses them;
   waste          peak reserved / peak allocated per process (peak requested where the
                  allocator keeps no allocated figure: waste_basis says which), median,
                  min and max over processes;
@@ -90,7 +91,7 @@ SAMPLE_FIELDS = (
     "run_id", "round", "order", "workload", "allocator", "spec", "seed", "status", "error",
     "steps", "steps_timed", "step_ms_median", "step_ms_mean", "alloc_ms_median", "process_s", "steps_s",
     "maps_per_step", "unmaps_per_step", "maps_total", "unmaps_total",
-    "step_ms_median_b", "alloc_ms_median_b", "paired_ratio",
+    "step_ms_median_b", "alloc_ms_median_b", "paired_ratio", "paired_total_ratio",
     "peak_allocated_bytes", "peak_reserved_bytes", "peak_requested_bytes", "stats_from",
     "device_used_base_bytes", "device_used_max_bytes", "device_used_end_bytes",
     "results", "exact_equal", "max_rel_diff",
@@ -344,6 +345,11 @@ def summarize(rows, allocators=None):
             pr = [x for x in (num(r.get("paired_ratio")) for r in ok) if x and x > 0]
             if pr:  # a pair: B against A inside each process
                 rmed, rlo, rhi, rcov = paired_ci(pr)
+                # the same over the timed steps' totals (older runs have none)
+                tot = [x for x in (num(r.get("paired_total_ratio")) for r in ok) if x and x > 0]
+                if tot:
+                    tmed, tlo, thi, _ = paired_ci(tot)
+                    s.update(ratio_mean=tmed, ratio_mean_lo=tlo, ratio_mean_hi=thi)
                 sb = [x for x in (num(r.get("step_ms_median_b")) for r in ok) if x and x > 0]
                 ab = [x for x in (num(r.get("alloc_ms_median_b")) for r in ok) if x is not None and x >= 0]
                 s.update(ratio=rmed, ratio_lo=rlo, ratio_hi=rhi, ratio_ci=rcov,

@@ -456,6 +456,15 @@ check("pair summary: signed-rank over the in-process ratios", abs(p_["ratio"] - 
       and abs(p_["ratio_lo"] - 0.997) < 1e-12 and abs(p_["ratio_hi"] - 1.009) < 1e-12
       and abs(p_["ratio_ci"] - 0.96875) < 1e-12 and "in-process" in p_["ratio_basis"]
       and p_["waste"] is None and p_["step_ms_b"] is not None, p_)
+check("pair without totals (older runs): no ratio of means", p_["ratio_mean"] is None, p_)
+# totals carry rare slow steps that the per-step median does not: the pair's ratio_mean
+tot_rows = with_pairs(samples(rounds=6), [1.0] * 6)
+for r, t in zip([r for r in tot_rows if r["allocator"] == bs.PAIR], [1.10, 1.12, 1.09, 1.11, 1.13, 1.10]):
+    r["paired_total_ratio"] = t
+p_ = by_alloc(bs.summarize(bs.mark_equality(tot_rows)))[bs.PAIR]
+check("pair summary: ratio_mean from the timed totals, signed-rank", p_["ratio"] == 1.0
+      and abs(p_["ratio_mean_lo"] - 1.09) < 1e-12 and abs(p_["ratio_mean_hi"] - 1.13) < 1e-12
+      and 1.10 < p_["ratio_mean"] < 1.12, p_)
 v = bs.verdict(summary)
 check("the verdict never uses the pairs: a tight pair leaves a wide interval inconclusive",
       v[0]["speed"] == "inconclusive" and v[0]["ratio_hi"] == by["vramlab-expandable"]["ratio_hi"]
