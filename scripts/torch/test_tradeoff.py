@@ -52,5 +52,9 @@ with tempfile.TemporaryDirectory() as run:
                        capture_output=True, text=True)
     check("a folder without logs/: exit 2 and one line", p.returncode == 2 and len(p.stderr.splitlines()) == 1,
           (p.returncode, p.stderr))
+    p = subprocess.run([sys.executable, os.path.join(HERE, "tradeoff.py"), run, "--a", "def", "--b", "lowe"],
+                       capture_output=True, text=True)
+    check("a SPEC name the run lacks: exit 1, named", p.returncode == 1 and "lowe" in p.stderr and not p.stdout,
+          (p.returncode, p.stderr, p.stdout))
 print(f"{'FAILED' if failed else 'passed'}: test_tradeoff, {failed} failed")
 sys.exit(1 if failed else 0)

@@ -99,6 +99,11 @@ def main(argv):
     if not rows:
         print(f"tradeoff: {args.rundir}: no workload", file=sys.stderr)
         return 1
+    # a name the run does not have (a typo) compares nothing: an error, not empty columns
+    for name, col in ((args.a, "a_waste"), (args.b, "b_waste"), (f"{args.a}+{args.b}", "time_ratio")):
+        if all(r.get(col) is None for r in rows):
+            print(f"tradeoff: {args.rundir}: no process of {name} has a result", file=sys.stderr)
+            return 1
     w = csv.writer(sys.stdout, lineterminator="\n")
     w.writerow(FIELDS)
     for r in rows:
