@@ -29,7 +29,9 @@ expect "knobs reach bench.sh" "--run-id myrun --force --repeat 3"
 # (FUZZ_TARGETS was refused once while README and lib/caching/README used it).
 known=$("${m[@]}" test QUIK=1 2>&1 | sed -n 's/.*known: \(.*\)\.  Stop\./\1/p')
 documented=$({ grep -rhoE "make [a-z][a-z0-9-]*( [A-Z_]+=[^ \`]*)+" README.md docs lib scripts mk tests
-    grep -rhE "make [a-z][a-z0-9-]*" README.md docs lib scripts mk tests | sed -E 's/.*(make [a-z][a-z0-9-]*)/\1/'
+    # the rest of a line from its last "make X", up to a closing backquote: a generated
+    # block's `make findings` is followed by another, non-make, command in backquotes
+    grep -rhE "make [a-z][a-z0-9-]*" README.md docs lib scripts mk tests | sed -E 's/.*(make [a-z][a-z0-9-]*)/\1/; s/`.*//'
 } 2>/dev/null | grep -oE "(^| |\[)[A-Z][A-Z0-9_]+=" | tr -d '= [' | sort -u)
 if [ -z "$known" ] || [ -z "$documented" ]; then
     echo "FAIL: documented make variables: nothing to compare (known: '${known:0:40}', documented: '${documented:0:40}')"
