@@ -4,7 +4,8 @@
 # the default (x: its peak reserved / peak allocated; y: 1) to the low-waste SPEC (x: its
 # waste; y: its timed steps' total time over the default's on the same steps, paired in
 # one process: a diagnostic, one process). Dashed: waste 1.02 and the 3% speed limit.
-# Labels name the workload; where the pair could not run, the low-waste point sits at 1.
+# Labels name the workload, staggered up and down by row so that neighbours stay apart;
+# where the pair could not run, the low-waste point sits at 1.
 #   gnuplot -c plots/zoo_tradeoff_live.gp OUT.png tradeoff.csv x
 call 'plots/common.gp' ARG1 ARG2 ARG3
 f = FILE[1]
@@ -27,4 +28,5 @@ yb(v) = strlen(v) > 0 ? real(v) : 1.0
 plot f using 'a_waste':(1.0):(column('b_waste') - column('a_waste')):(yb(strcol('time_ratio')) - 1.0) \
         with vectors head filled lc rgb '#1f77b4' notitle, \
      f using 'a_waste':(1.0) with points pt 6 ps 1.2 lc rgb '#d62728' title 'default', \
-     f using 'b_waste':(yb(strcol('time_ratio'))):'workload' with labels offset 0.6, 0.6 left font ',9' notitle
+     f using 'b_waste':(yb(strcol('time_ratio')) * (1 + 0.006 * (int(column(0)) % 4 - 1.5))):'workload' \
+        with labels offset 0.8, 0 left font ',8' notitle
