@@ -436,11 +436,8 @@ static void ballast_beyond_free(const char *spec_b)
     vl_allocator *b = caching_open(d, spec_b);
     enum { N = 17 }; /* 17 x 512 MiB: 53% of 16 GiB */
     char *w[N];
-    size_t held = 0;
-    for (int i = 0; i < N; i++) {
-        assert_non_null(w[i] = vl_allocate(a, 512 * MiB, S(1)));
-        held += 512 * MiB;
-    }
+    const size_t held = N * 512 * MiB;
+    for (int i = 0; i < N; i++) assert_non_null(w[i] = vl_allocate(a, 512 * MiB, S(1)));
     size_t mapped = vl_sim_mapped_bytes(d);
     void *ballast = vl_allocate(b, held, S(1));
     print_message("%s: ballast of %zu MiB with %zu MiB mapped of 16384: %s; %zu MiB mapped after\n", spec_b,

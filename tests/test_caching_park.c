@@ -202,6 +202,15 @@ static void test_parks_less_when_not_taken_back(void **state)
  * request is taken back from the slot (it was released into the bins and found again
  * every time, as the small pool was not the request's: sim, 35.6 ns a pair against
  * 21.5 at 4 MiB). Not while the large pool has a fit: that is what the slow path takes. */
+/* n pairs of freeing p (2 MiB) and asking for 2 MiB again, each given p back. */
+static void pairs_give_back(void *p, int n)
+{
+    for (int i = 0; i < n; i++) {
+        vl_deallocate(a, p, 0, S(1));
+        assert_ptr_equal(vl_allocate(a, 2 * MiB, S(1)), p);
+    }
+}
+
 static void test_lent_block_comes_back(void **state)
 {
     (void)state;
@@ -213,15 +222,9 @@ static void test_lent_block_comes_back(void **state)
     assert_ptr_equal(p, small[0]); /* the small pool's chunk, lent */
     /* The request after the small frees did not take back the 64 KiB parked then, so
      * the stream parks only every VL_PARK_PROBE-th free until a probe is taken back. */
-    for (int i = 0; i < VL_PARK_PROBE; i++) {
-        vl_deallocate(a, p, 0, S(1));
-        assert_ptr_equal(vl_allocate(a, 2 * MiB, S(1)), p);
-    }
+    pairs_give_back(p, VL_PARK_PROBE);
     unsigned long long hits = vl_caching_park_hits(a);
-    for (int i = 0; i < 16; i++) {
-        vl_deallocate(a, p, 0, S(1));
-        assert_ptr_equal(vl_allocate(a, 2 * MiB, S(1)), p);
-    }
+    pairs_give_back(p, 16);
     assert_int_equal(vl_caching_park_hits(a) - hits, 16);
     assert_consistent(a);
     /* a 2 MiB free block in the large pool: best fit there wins, the lent block goes back */

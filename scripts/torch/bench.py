@@ -283,6 +283,7 @@ def worker(args):
                  maps_total=state["calls"][-1][0], unmaps_total=state["calls"][-1][1])
     alloc_ms = [x / 1e6 for x in state["alloc_ns"][first:] if x is not None]
     paired_out = {}
+    served_by = [PAIR_ORDER[u % 4] for u in range(len(state["times"]))] if pair else None
     if pair:  # each step ran twice (units 2i, 2i+1), once under A, once under B
         steps = len(state["times"]) // 2
         ms, al, log_ratios = {0: [], 1: []}, {0: [], 1: []}, []
@@ -301,7 +302,8 @@ def worker(args):
             # B's time over A's on the same step, the median over the steps; and B's
             # timed steps' total over A's (rare slow steps count: what an epoch takes)
             paired_out = dict(step_ms_median_b=med(ms[1]), paired_ratio=math.exp(med(log_ratios)),
-                              paired_total_ratio=sum(ms[1]) / sum(ms[0]),
+                              paired_total_ratio=bench_stats.pair_total_ratio(
+                                  state["times"], served_by, min(args.warmup, steps - 1)),
                               alloc_ms_median_b=med(al[1]) if al[1] else None)
 
     def stat(name):
@@ -342,7 +344,7 @@ def worker(args):
                # logs with another estimator, without a GPU run
                step_ms_all=[x * 1e3 for x in state["times"]],
                maps_all=[c[0] for c in state["calls"]], unmaps_all=[c[1] for c in state["calls"]],
-               served_by=[PAIR_ORDER[u % 4] for u in range(len(state["times"]))] if pair else None)
+               served_by=served_by)
     try:
         v = torch._C._cuda_getDriverVersion()
         out["driver_cuda"] = f"{v // 1000}.{v % 1000 // 10}"

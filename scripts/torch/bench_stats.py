@@ -195,6 +195,15 @@ def paired_ci(ratios, level=0.95):
     return math.exp(est), math.exp(lo), math.exp(hi), cov
 
 
+def pair_total_ratio(times, served_by, first):
+    """A pair's B total over its A total, over the units of steps first.. (step i runs as
+    units 2i and 2i+1; served_by[u]: 0 for A, 1 for B); None when A's total is 0."""
+    tot = [0.0, 0.0]
+    for u in range(2 * first, 2 * (len(times) // 2)):
+        tot[served_by[u]] += times[u]
+    return tot[1] / tot[0] if tot[0] > 0 else None
+
+
 def compare_results(result, ref):
     """(exact_equal, max_rel_diff) of two result lists (losses or token sums)."""
     if result is None or ref is None or len(result) != len(ref):
@@ -427,7 +436,7 @@ def verdict(summary):
         v.update({k: e[k] for k in ("n", "ratio", "ratio_lo", "ratio_hi", "ratio_mean", "ratio_mean_lo",
                                     "ratio_mean_hi", "waste", "waste_min", "waste_max",
                                     "maps_per_step", "unmaps_per_step", "alloc_ms", "procs_needed")})
-        v["speed"] = speed_of(((e["ratio_lo"], e["ratio_hi"]), (e["ratio_mean_lo"], e["ratio_mean_hi"])))
+        v["speed"] = e["speed"] or "inconclusive"  # summarize's call: both intervals, or no ratio
         if e["alloc_ms"] is not None and ref and ref["step_ms"]:
             v["alloc_share"] = e["alloc_ms"] / ref["step_ms"]  # of PyTorch's step time; not judged
         if e["waste"] is not None:

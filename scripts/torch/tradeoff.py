@@ -22,6 +22,9 @@ import math
 import os
 import sys
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import bench_stats  # noqa: E402
+
 FIELDS = ("workload", "a_waste", "b_waste", "a_maps_per_step", "b_maps_per_step", "a_unmaps_per_step",
           "b_unmaps_per_step", "time_ratio", "median_ratio", "timed_steps", "failed")
 
@@ -29,24 +32,6 @@ FIELDS = ("workload", "a_waste", "b_waste", "a_maps_per_step", "b_maps_per_step"
 def load(path):
     with open(path) as f:
         return json.load(f)
-
-
-def waste(d):
-    r, a = d.get("peak_reserved_bytes"), d.get("peak_allocated_bytes")
-    return r / a if r and a and a > 0 else None
-
-
-def pair_totals(d):
-    """(B's total over A's, timed steps) over the paired process's timed steps: unit u of
-    step i (units 2i, 2i+1) was served by served_by[u]; the first steps - steps_timed
-    steps are the warm-up."""
-    times, by = d["step_ms_all"], d["served_by"]
-    steps = len(times) // 2
-    first = steps - d["steps_timed"]
-    tot = {0: 0.0, 1: 0.0}
-    for u in range(2 * first, 2 * steps):
-        tot[by[u]] += times[u]
-    return (tot[1] / tot[0] if tot[0] > 0 else None), d["steps_timed"]
 
 
 def rows_of(rundir, a, b):
@@ -64,12 +49,15 @@ def rows_of(rundir, a, b):
             if d.get("status") != "ok":
                 row["failed"] += f"{k} "
                 continue
-            row[f"{side}_waste"] = waste(d)
+            row[f"{side}_waste"] = bench_stats.waste_of(d)[0]
             row[f"{side}_maps_per_step"] = d.get("maps_per_step")
             row[f"{side}_unmaps_per_step"] = d.get("unmaps_per_step")
         p = got[f"{a}+{b}"]
         if p.get("status") == "ok":
-            row["time_ratio"], row["timed_steps"] = pair_totals(p)
+            # the warm-up: the steps before the timed ones (units 2i, 2i+1 per step)
+            row["time_ratio"] = bench_stats.pair_total_ratio(p["step_ms_all"], p["served_by"],
+                                                             len(p["step_ms_all"]) // 2 - p["steps_timed"])
+            row["timed_steps"] = p["steps_timed"]
             row["median_ratio"] = p.get("paired_ratio")
         else:
             row["failed"] += f"{a}+{b} "
