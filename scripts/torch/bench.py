@@ -86,6 +86,7 @@ ROOT = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, HERE)
 import bench_stats  # noqa: E402
 import gpu_check  # noqa: E402
+import host_probe  # noqa: E402
 import zoo  # noqa: E402
 
 RMM_POOL_SPEC = "rmm:pool,initial=256MiB"  # RMM's default initial pool is half the free memory
@@ -248,6 +249,9 @@ def worker(args):
         ms = torch.cuda.memory_stats()
         return ms.get("num_device_alloc"), ms.get("num_device_free")
 
+    # the host's speed before and after the workload (host_probe.py): the covariate of the
+    # adjusted ratio; nothing is allocated while it is timed
+    probes = dict(probe_launch_us_before=host_probe.launch_us(torch), probe_python_us=host_probe.python_us())
     state = dict(used_base=total - free, used_max=total - free, times=[], alloc_ns=[], ns=alloc_ns(),
                  calls=[device_calls()])
 
@@ -275,6 +279,7 @@ def worker(args):
     result = workloads.RUN[args.workload](args.size, args.seed, on_step, repeats=2 if pair else 1)
     torch.cuda.synchronize()
     f, t = torch.cuda.mem_get_info()
+    probes["probe_launch_us_after"] = host_probe.launch_us(torch)
     first = min(args.warmup, len(state["times"]) - 1)  # the first timed step
     timed_ms = [x * 1e3 for x in state["times"][first:]]
     # state["calls"][i]: the counters before step i (0) or after step i - 1
@@ -333,7 +338,7 @@ def worker(args):
                step_ms_median=bench_stats.rankstats.quantile_median(timed_ms),
                step_ms_mean=sum(timed_ms) / len(timed_ms),
                alloc_ms_median=bench_stats.rankstats.quantile_median(alloc_ms) if alloc_ms else None,
-               stats_from=source, **paired_out, **calls,
+               stats_from=source, **paired_out, **calls, **probes,
                device_used_base_bytes=state["used_base"], device_used_max_bytes=max(state["used_max"], t - f),
                device_used_end_bytes=t - f, **peaks,
                # a pair ran every step twice: its results are not the workload's

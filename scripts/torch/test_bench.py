@@ -64,6 +64,9 @@ for _n in ("enable_flash_sdp", "enable_mem_efficient_sdp", "enable_cudnn_sdp"):
     setattr(backends.cuda, _n, lambda on: None)
 def use_deterministic_algorithms(on, warn_only=False):
     pass
+class _Tensor:  # host_probe.py's in-place kernel
+    def mul_(self, v): return self
+def ones(n, device=None): return _Tensor()
 class _C:
     @staticmethod
     def _cuda_getDriverVersion():
@@ -668,6 +671,8 @@ try:
         check("stand-in run exit 0", p.returncode == 0, p.stdout + p.stderr)
         got = bs.read_csv(os.path.join(run, "samples.csv")) if os.path.exists(os.path.join(run, "samples.csv")) else []
         check("24 samples", len(got) == 24, len(got))
+        check("every process has its host probes", all(bs.num(r.get(k)) is not None for r in got if r["status"] == "ok"
+              for k in ("probe_launch_us_before", "probe_launch_us_after", "probe_python_us")), got[:1])
         if got:
             by = {(r["round"], r["workload"], r["allocator"]): r for r in got}
             r = by[("1", "moe", "torch")]
