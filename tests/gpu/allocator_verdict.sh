@@ -6,8 +6,8 @@
 #           pairs of alloc_latency --quick processes, alloc=caching:park=0 against
 #           alloc=caching (pair_median_ns per size, with intervals), and the same for
 #           expandable (about 1.5 minutes);
-#   cold    cold replay of the zoo's recorded traces (results/reference/h100-zoo-steps/
-#           zoo-traces.txz): ops/s of the first pass, vramlab expandable against
+#   cold    cold replay of the zoo's recorded traces (COLD_TRACES_TAR, default
+#           results/reference/h100-zoo-steps/zoo-traces.txz): ops/s of the first pass, vramlab expandable against
 #           PyTorch's expandable segments (the torch peer, built by make peers), 3
 #           rounds of one process each, interleaved (about 3 minutes); COLD_ROUNDS=N
 #           rounds instead, COLD_TRACES=a,b only those traces;
@@ -26,6 +26,8 @@ for p in "${parts[@]}"; do
     case $p in pair | cold | test) ;; *) echo "allocator_verdict: unknown part '$p' (pair, cold, test)" >&2; exit 2 ;; esac
 done
 cold_rounds=${COLD_ROUNDS:-3} cold_traces=${COLD_TRACES:-}
+cold_tar=${COLD_TRACES_TAR:-results/reference/h100-zoo-steps/zoo-traces.txz}
+[[ " ${parts[*]} " != *" cold "* ]] || [ -f "$cold_tar" ] || { echo "allocator_verdict: no trace archive '$cold_tar' (COLD_TRACES_TAR)" >&2; exit 2; }
 [[ $cold_rounds =~ ^[1-9][0-9]*$ ]] || { echo "allocator_verdict: COLD_ROUNDS must be a count, not '$cold_rounds'" >&2; exit 2; }
 if ! command -v nvidia-smi >/dev/null || ! nvidia-smi -L >/dev/null 2>&1; then
     echo "allocator_verdict: no GPU (nvidia-smi -L failed): nothing measured" >&2
@@ -57,11 +59,12 @@ part_pair() {
 part_cold() {
     local d=$out/cold
     mkdir -p "$d/tr"
-    tar -xJf results/reference/h100-zoo-steps/zoo-traces.txz -C "$d/tr" || return 1
+    tar -xJf "$cold_tar" -C "$d/tr" || return 1
     make -s programs peers >"$d/build.log" 2>&1 || { tail -5 "$d/build.log"; return 1; }
     local specs=(caching:segments=expandable torch:expandable_segments=1) order round t spec
     {
         echo "# git_revision: $rev"
+        echo "# traces: $cold_tar"
         echo "# gpu: $(nvidia-smi --query-gpu=name --format=csv,noheader | head -1)"
         echo "# driver: $(nvidia-smi --query-gpu=driver_version --format=csv,noheader | head -1)"
         echo "round,trace,alloc,pass,ops_per_s,reserved_over_allocated"
