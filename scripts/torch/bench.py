@@ -251,9 +251,10 @@ def worker(args):
 
     # the host's speed before and after the workload (host_probe.py): the covariate of the
     # adjusted ratio; nothing is allocated while it is timed
-    probes = dict(probe_launch_us_before=host_probe.launch_us(torch), probe_python_us=host_probe.python_us())
+    probe_x = host_probe.tensor(torch)
+    probes = dict(probe_launch_us_before=host_probe.launch_us(torch, probe_x), probe_python_us=host_probe.python_us())
     state = dict(used_base=total - free, used_max=total - free, times=[], alloc_ns=[], ns=alloc_ns(),
-                 calls=[device_calls()])
+                 calls=[device_calls()], probe_steps=[])
 
     def on_step(_i):
         torch.cuda.synchronize()
@@ -272,6 +273,7 @@ def worker(args):
                 state["ns"] = alloc_ns()
         f, t = torch.cuda.mem_get_info()
         state["used_max"] = max(state["used_max"], t - f)
+        state["probe_steps"].append(host_probe.launch_us(torch, probe_x, host_probe.STEP_OPS, 1))
         state["t"] = time.perf_counter()
 
     state["t"] = time.perf_counter()
@@ -279,7 +281,7 @@ def worker(args):
     result = workloads.RUN[args.workload](args.size, args.seed, on_step, repeats=2 if pair else 1)
     torch.cuda.synchronize()
     f, t = torch.cuda.mem_get_info()
-    probes["probe_launch_us_after"] = host_probe.launch_us(torch)
+    probes["probe_launch_us_after"] = host_probe.launch_us(torch, probe_x)
     first = min(args.warmup, len(state["times"]) - 1)  # the first timed step
     timed_ms = [x * 1e3 for x in state["times"][first:]]
     # state["calls"][i]: the counters before step i (0) or after step i - 1
@@ -287,6 +289,8 @@ def worker(args):
                  unmaps_per_step=bench_stats.per_step([c[1] for c in state["calls"]], first),
                  maps_total=state["calls"][-1][0], unmaps_total=state["calls"][-1][1])
     alloc_ms = [x / 1e6 for x in state["alloc_ns"][first:] if x is not None]
+    # the probe after each timed step, its median: the process's host speed while it ran
+    probes["probe_launch_us_steps"] = bench_stats.rankstats.quantile_median(state["probe_steps"][first:])
     paired_out = {}
     served_by = [PAIR_ORDER[u % 4] for u in range(len(state["times"]))] if pair else None
     if pair:  # each step ran twice (units 2i, 2i+1), once under A, once under B
@@ -347,7 +351,7 @@ def worker(args):
                # every step's time (warm-up included), and in a pair which allocator served it
                # (0 = A, 1 = B): the per-process figures above can be recomputed from the
                # logs with another estimator, without a GPU run
-               step_ms_all=[x * 1e3 for x in state["times"]],
+               step_ms_all=[x * 1e3 for x in state["times"]], probe_us_all=state["probe_steps"],
                maps_all=[c[0] for c in state["calls"]], unmaps_all=[c[1] for c in state["calls"]],
                served_by=served_by)
     try:

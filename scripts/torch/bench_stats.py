@@ -95,7 +95,7 @@ SAMPLE_FIELDS = (
     "peak_allocated_bytes", "peak_reserved_bytes", "peak_requested_bytes", "stats_from",
     "device_used_base_bytes", "device_used_max_bytes", "device_used_end_bytes",
     "results", "exact_equal", "max_rel_diff",
-    "probe_launch_us_before", "probe_launch_us_after", "probe_python_us",
+    "probe_launch_us_before", "probe_launch_us_after", "probe_python_us", "probe_launch_us_steps",
 )
 SUMMARY_FIELDS = (
     "half", "workload", "allocator", "spec", "n", "failed",

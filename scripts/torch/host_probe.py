@@ -8,12 +8,16 @@ loops, so the allocator under test cannot move them:
   launch_us  host time per launch of a tiny in-place kernel (x.mul_ on 256 floats; the GPU
              keeps up, so the host's Python, dispatcher and driver path is what is timed),
              the median of REPS loops of OPS launches, each loop ended by a synchronize;
+             the bench runs it before and after the workload, and a short one (STEP_OPS
+             launches) after every step, outside the step's timed window: host speed
+             moves within a process too, so a step is best compared with its own probe;
   python_us  time of a fixed pure-Python loop (interpreter speed), median of REPS.
 """
 import time
 
 OPS = 2000
 REPS = 5
+STEP_OPS = 200
 PY_ITERS = 100_000
 
 
@@ -23,17 +27,20 @@ def _median(xs):
     return s[n // 2] if n % 2 else (s[n // 2 - 1] + s[n // 2]) / 2
 
 
-def launch_us(torch):
-    x = torch.ones(256, device="cuda")  # the only allocation, outside the timed loops
+def tensor(torch):
+    """The probes' tensor: allocated once, before the workload, outside every timed loop."""
+    return torch.ones(256, device="cuda")
+
+
+def launch_us(torch, x, ops=OPS, reps=REPS):
     torch.cuda.synchronize()
     per = []
-    for _ in range(REPS):
+    for _ in range(reps):
         t = time.perf_counter()
-        for _ in range(OPS):
+        for _ in range(ops):
             x.mul_(1.0)
         torch.cuda.synchronize()
-        per.append((time.perf_counter() - t) / OPS * 1e6)
-    del x
+        per.append((time.perf_counter() - t) / ops * 1e6)
     return _median(per)
 
 

@@ -672,7 +672,8 @@ try:
         got = bs.read_csv(os.path.join(run, "samples.csv")) if os.path.exists(os.path.join(run, "samples.csv")) else []
         check("24 samples", len(got) == 24, len(got))
         check("every process has its host probes", all(bs.num(r.get(k)) is not None for r in got if r["status"] == "ok"
-              for k in ("probe_launch_us_before", "probe_launch_us_after", "probe_python_us")), got[:1])
+              for k in ("probe_launch_us_before", "probe_launch_us_after", "probe_python_us",
+                                "probe_launch_us_steps")), got[:1])
         if got:
             by = {(r["round"], r["workload"], r["allocator"]): r for r in got}
             r = by[("1", "moe", "torch")]
