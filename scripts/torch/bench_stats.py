@@ -24,6 +24,16 @@ One sample is one process: one workload run once under one allocator. Per
                  allocator maps memory for a new largest shape; the mean carries them. speed
                  judges both: "ok" only where both upper ends are <= 1.03, "slower" where
                  either lower end is above it;
+  ratio_adj, ratio_mean_adj, speed_adj
+                 the two ratios adjusted for the host probe (PROBE, host_probe.py: host
+                 speed measured after every step, outside its timed window), by analysis
+                 of covariance on logs (scripts/compare.d/covariate.py: one slope for both
+                 sides, Student-t 95% interval); adj_slope, adj_sd_raw and adj_sd are the
+                 slope and the spread of log step times before and after. On the H100 run
+                 it was chosen on (results/reference/h100-zoo-probe-2c654c3) it cut the
+                 spread 1.5-3x on 8 of 13 workloads. A diagnostic, never the verdict,
+                 until runs it was not chosen on confirm it; empty where a process lacks
+                 the probe;
   procs_needed   how many processes a side would bound the ratio to +-3% (an interval of
                  half-width ln 1.03 around a ratio of 1) at the spread these processes
                  show: 2 (z s / ln 1.03)^2 / 0.955, s the pooled standard deviation of the
@@ -75,6 +85,7 @@ import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(os.path.dirname(HERE), "compare.d"))
+import covariate  # noqa: E402
 import rankstats  # noqa: E402
 import zoo  # noqa: E402
 
@@ -101,7 +112,8 @@ SUMMARY_FIELDS = (
     "half", "workload", "allocator", "spec", "n", "failed",
     "step_ms", "step_ms_lo", "step_ms_hi", "step_ms_ci",
     "ratio", "ratio_lo", "ratio_hi", "ratio_p", "ratio_ci", "ratio_basis", "ratio_mean", "ratio_mean_lo",
-    "ratio_mean_hi", "speed", "step_ms_b", "alloc_ms_b",
+    "ratio_mean_hi", "speed", "ratio_adj", "ratio_adj_lo", "ratio_adj_hi", "ratio_mean_adj", "ratio_mean_adj_lo",
+    "ratio_mean_adj_hi", "adj_slope", "adj_sd_raw", "adj_sd", "speed_adj", "step_ms_b", "alloc_ms_b",
     "alloc_ms", "alloc_ms_lo", "alloc_ms_hi", "maps_per_step", "unmaps_per_step",
     "peak_reserved_bytes", "peak_allocated_bytes", "peak_requested_bytes",
     "waste", "waste_min", "waste_max", "waste_basis",
@@ -110,7 +122,8 @@ SUMMARY_FIELDS = (
 VERDICT_FIELDS = ("half", "workload", "n", "ratio", "ratio_lo", "ratio_hi", "ratio_mean", "ratio_mean_lo",
                   "ratio_mean_hi", "speed", "waste", "waste_min", "waste_max",
                   "waste_ok", "torch_expandable_waste", "maps_per_step", "unmaps_per_step", "alloc_ms", "alloc_share",
-                  "equal", "verdict", "procs_needed")
+                  "equal", "verdict", "procs_needed", "ratio_adj", "ratio_adj_lo", "ratio_adj_hi", "ratio_mean_adj",
+                  "ratio_mean_adj_lo", "ratio_mean_adj_hi", "adj_sd_raw", "adj_sd", "speed_adj")
 # plots/torch_zoo.gp's input (torch_zoo.summary.csv): no free-text column, so that no
 # field holds a comma and the script's awk can split the rows
 PLOT_FIELDS = ("half", "workload", "allocator", "n", "step_ms", "ratio", "ratio_lo", "ratio_hi", "speed", "waste",
@@ -324,6 +337,31 @@ def procs_needed(a, b, margin=SPEED_LIMIT):
     return max(2, math.ceil(2 * (Z_975 * sd / math.log(margin)) ** 2 / RANK_EFFICIENCY))
 
 
+PROBE = "probe_launch_us_steps"  # the covariate: the host probe after each step, per process
+
+
+def adjusted(ref_rows, rows):
+    """The ratio of rows' step times to ref_rows', median and mean steps, adjusted for the
+    host probe (covariate.adjusted_ratio): a dict of the summary's *_adj fields, empty
+    where a process on either side has no probe (runs before the probe was recorded)."""
+    def get(rs, key):
+        vals = [(num(r.get(key)), num(r.get(PROBE))) for r in rs]
+        return vals if all(y and y > 0 and x and x > 0 for y, x in vals) else None
+    out = {}
+    for key, name in (("step_ms_median", "ratio_adj"), ("step_ms_mean", "ratio_mean_adj")):
+        a, b = get(ref_rows, key), get(rows, key)
+        got = a and b and covariate.adjusted_ratio([y for y, _ in a], [x for _, x in a],
+                                                   [y for y, _ in b], [x for _, x in b], LEVEL)
+        if not got:
+            return {}
+        out.update({name: got["ratio"], f"{name}_lo": got["lo"], f"{name}_hi": got["hi"]})
+        if key == "step_ms_median":
+            out.update(adj_slope=got["slope"], adj_sd_raw=got["sd_raw"], adj_sd=got["sd_adj"])
+    out["speed_adj"] = speed_of(((out["ratio_adj_lo"], out["ratio_adj_hi"]),
+                                 (out["ratio_mean_adj_lo"], out["ratio_mean_adj_hi"])))
+    return out
+
+
 def summarize(rows, allocators=None):
     """Summary rows, one per (workload, allocator), in first-seen order (or that of
     allocators). rows: sample dicts with exact_equal filled (mark_equality)."""
@@ -352,6 +390,8 @@ def summarize(rows, allocators=None):
             s.update(ratio=None, ratio_lo=None, ratio_hi=None, ratio_p=None, ratio_ci=None, ratio_basis="",
                      ratio_mean=None, ratio_mean_lo=None, ratio_mean_hi=None,
                      speed="", step_ms_b=None, alloc_ms_b=None, procs_needed=None)
+            s.update(dict.fromkeys(("ratio_adj", "ratio_adj_lo", "ratio_adj_hi", "ratio_mean_adj", "ratio_mean_adj_lo",
+                                    "ratio_mean_adj_hi", "adj_slope", "adj_sd_raw", "adj_sd")), speed_adj="")
             pr = [x for x in (num(r.get("paired_ratio")) for r in ok) if x and x > 0]
             if pr:  # a pair: B against A inside each process
                 rmed, rlo, rhi, rcov = paired_ci(pr)
@@ -381,6 +421,7 @@ def summarize(rows, allocators=None):
                              + ("" if rhi is not None else ": too few processes for a 95% interval"),
                              ratio_mean=mest, ratio_mean_lo=mlo, ratio_mean_hi=mhi,
                              speed=speed_of(((rlo, rhi), (mlo, mhi))))
+                s.update(adjusted(ok_of.get(REFERENCE, []), ok))
             am = [x for x in (num(r.get("alloc_ms_median")) for r in ok) if x is not None and x >= 0]
             amed, alo, ahi, _ = median_ci(am)
             s.update(alloc_ms=amed, alloc_ms_lo=alo, alloc_ms_hi=ahi)
@@ -430,13 +471,17 @@ def verdict(summary):
                  ratio_mean=None, ratio_mean_lo=None, ratio_mean_hi=None,
                  speed="inconclusive", waste=None, waste_min=None, waste_max=None, waste_ok="n/a",
                  torch_expandable_waste=t["waste"] if t else None, maps_per_step=None, unmaps_per_step=None,
-                 alloc_ms=None, alloc_share=None, equal="n/a", verdict=INCONCLUSIVE, procs_needed=None)
+                 alloc_ms=None, alloc_share=None, equal="n/a", verdict=INCONCLUSIVE, procs_needed=None,
+                 speed_adj="", **dict.fromkeys(("ratio_adj", "ratio_adj_lo", "ratio_adj_hi", "ratio_mean_adj",
+                                                 "ratio_mean_adj_lo", "ratio_mean_adj_hi", "adj_sd_raw", "adj_sd")))
         if e is None or e["n"] == 0:
             rows.append(v)
             continue
         v.update({k: e[k] for k in ("n", "ratio", "ratio_lo", "ratio_hi", "ratio_mean", "ratio_mean_lo",
                                     "ratio_mean_hi", "waste", "waste_min", "waste_max",
-                                    "maps_per_step", "unmaps_per_step", "alloc_ms", "procs_needed")})
+                                    "maps_per_step", "unmaps_per_step", "alloc_ms", "procs_needed",
+                                    "ratio_adj", "ratio_adj_lo", "ratio_adj_hi", "ratio_mean_adj", "ratio_mean_adj_lo",
+                                    "ratio_mean_adj_hi", "adj_sd_raw", "adj_sd", "speed_adj")})
         v["speed"] = e["speed"] or "inconclusive"  # summarize's call: both intervals, or no ratio
         if e["alloc_ms"] is not None and ref and ref["step_ms"]:
             v["alloc_share"] = e["alloc_ms"] / ref["step_ms"]  # of PyTorch's step time; not judged
@@ -565,6 +610,18 @@ def table(summary, verdicts):
                      f"{(f'{share:.2%}' if share is not None else '-'):>7} {v['equal']:>6} {v['verdict']:>12} "
                      f"{v['procs_needed'] if v.get('procs_needed') is not None else '-':>7}")
     lines.append(overall(verdicts))
+    adj = [v for v in verdicts if v.get("ratio_adj") is not None]
+    if adj:  # a diagnostic: the verdict above never uses it (module docstring)
+        lines.append("")
+        lines.append("adjusted for the host probe (diagnostic, not the verdict): the ratios by analysis of covariance "
+                     "on each step's host probe, Student-t 95%; sd: the spread of log step time before -> after")
+        lines.append(f"{'workload':11} {'ratio':>7} {'[95% t]':>17} {'mean':>7} {'[95% t]':>17} {'speed':>12} "
+                     f"{'sd':>13}")
+        for v in adj:
+            lines.append(f"{v['workload']:11} {x(v['ratio_adj']):>7} {_interval(v['ratio_adj_lo'], v['ratio_adj_hi']):>17} "
+                         f"{x(v['ratio_mean_adj']):>7} "
+                         f"{_interval(v['ratio_mean_adj_lo'], v['ratio_mean_adj_hi']):>17} {v['speed_adj']:>12} "
+                         f"{x(v['adj_sd_raw'], 3):>6}->{x(v['adj_sd'], 3):<6}")
     return "\n".join(lines)
 
 

@@ -354,6 +354,29 @@ check("3 processes: no interval, INCONCLUSIVE", v[0]["speed"] == "inconclusive" 
       and v[0]["verdict"] == "INCONCLUSIVE", v)
 v = bs.verdict(bs.summarize(bs.mark_equality(samples(rounds=4))))
 check("4 processes: an interval, PASS", v[0]["ratio_hi"] is not None and v[0]["verdict"] == "PASS", v)
+# --- the ratio adjusted for the host probe (a diagnostic beside the verdict) ---
+# host speed moves step times +-20% between processes (slope 1 on logs); expandable is 1%
+# slower: the unadjusted interval cannot resolve 3%, the adjusted one must, around 1.01
+rows = samples(rounds=8, noise=0.0)
+rng = random.Random(3)
+for r in rows:
+    probe = rng.uniform(7.0, 11.0)
+    r["probe_launch_us_steps"] = probe
+    f = (probe / 9.0) * (1.01 if r["allocator"] == "vramlab-expandable" else 1.0) / (
+        1.0 if r["allocator"] != "vramlab-expandable" else 1.005) * rng.lognormvariate(0, 0.002)
+    r["step_ms_median"], r["step_ms_mean"] = 10.0 * f, 10.2 * f
+v = {x["workload"]: x for x in bs.verdict(bs.summarize(bs.mark_equality(rows)))}["wA"]
+check("unadjusted: host speed hides 1%", v["speed"] == "inconclusive", v)
+check("adjusted: the ratio back to 1.01 / 1.005, resolved", abs(v["ratio_adj"] - 1.01 / 1.005) < 0.003
+      and v["ratio_adj_lo"] < v["ratio_adj"] < v["ratio_adj_hi"] and v["ratio_adj_hi"] - v["ratio_adj_lo"] < 0.01
+      and v["speed_adj"] == "ok" and v["adj_sd"] < v["adj_sd_raw"] / 10, v)
+check("the verdict ignores the adjusted ratio", v["verdict"] != "PASS", v["verdict"])
+check("the report shows it apart", "adjusted for the host probe (diagnostic" in bs.table(
+    bs.summarize(bs.mark_equality(rows)), [v]))
+rows[3]["probe_launch_us_steps"] = ""
+v = {x["workload"]: x for x in bs.verdict(bs.summarize(bs.mark_equality(rows)))}["wA"]
+check("a process without a probe: no adjusted ratio", v["ratio_adj"] is None and v["speed_adj"] == "", v)
+
 v = bs.verdict(bs.summarize(bs.mark_equality([r for r in samples() if r["allocator"] != "torch"])))
 check("no torch column: no ratio, INCONCLUSIVE", v[0]["ratio"] is None and v[0]["verdict"] == "INCONCLUSIVE", v)
 v = bs.verdict(bs.summarize(bs.mark_equality([r for r in samples() if r["allocator"] != "torch-expandable"])))

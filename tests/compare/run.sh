@@ -11,7 +11,8 @@
 #    dropped silently; usage errors -> exit 2; scripts/ab and bench.sh --repeat on the
 #    simulated device;
 #  - the statistics against scipy (test_reference.py: the stored reference.json with any
-#    python3, and live with a python3 that has scipy);
+#    python3, and live with a python3 that has scipy; test_covariate.py the same for the
+#    covariate-adjusted ratio, against numpy and scipy);
 #  - pairing and vacuity on experiments in make bench's files (make-ab-runs.py): caching
 #    against caching:segments=expandable with B 25-30% slower -> every variant paired,
 #    exit 1, the slower metrics named; A/A and a change of SPEC alone -> exit 0; nothing
@@ -35,12 +36,14 @@ skip() { echo "SKIP-PART: $1"; skips+=("$1"); }
 
 check "test_stats.py" 0 python3 tests/compare/test_stats.py
 check "test_reference.py (stored reference)" 0 python3 tests/compare/test_reference.py
+check "test_covariate.py (stored reference)" 0 python3 tests/compare/test_covariate.py
 scipy_py=
 for py in python3 /usr/bin/python3; do
     command -v "$py" >/dev/null && "$py" -c 'import scipy' 2>/dev/null && { scipy_py=$py; break; }
 done
 if [ -n "$scipy_py" ]; then
     check "test_reference.py --live ($scipy_py)" 0 "$scipy_py" tests/compare/test_reference.py --live
+    check "test_covariate.py --live ($scipy_py)" 0 "$scipy_py" tests/compare/test_covariate.py --live
 else
     skip "statistics against live scipy: no python3 here imports scipy (apt-get install python3-scipy)"
 fi
