@@ -31,9 +31,10 @@ One sample is one process: one workload run once under one allocator. Per
                  sides, Student-t 95% interval); adj_slope, adj_sd_raw and adj_sd are the
                  slope and the spread of log step times before and after. On the H100 run
                  it was chosen on (results/reference/h100-zoo-probe-2c654c3) it cut the
-                 spread 1.5-3x on 8 of 13 workloads. A diagnostic, never the verdict,
-                 until runs it was not chosen on confirm it; empty where a process lacks
-                 the probe;
+                 spread 1.2-2.8x on 9 of 13 workloads, and its interval excluded 1 in 6%
+                 of label shuffles at 4 a side (slightly liberal). A diagnostic, never
+                 the verdict, until runs it was not chosen on confirm it; empty where a
+                 process lacks the probe;
   procs_needed   how many processes a side would bound the ratio to +-3% (an interval of
                  half-width ln 1.03 around a ratio of 1) at the spread these processes
                  show: 2 (z s / ln 1.03)^2 / 0.955, s the pooled standard deviation of the

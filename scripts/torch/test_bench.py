@@ -354,6 +354,25 @@ check("3 processes: no interval, INCONCLUSIVE", v[0]["speed"] == "inconclusive" 
       and v[0]["verdict"] == "INCONCLUSIVE", v)
 v = bs.verdict(bs.summarize(bs.mark_equality(samples(rounds=4))))
 check("4 processes: an interval, PASS", v[0]["ratio_hi"] is not None and v[0]["verdict"] == "PASS", v)
+# --- complete_rounds.py: the complete rounds of a time-boxed run ---
+import complete_rounds  # noqa: E402
+rows = samples(rounds=4)
+cut = [r for r in rows if not (r["round"] == 3 and r["allocator"] == "torch")]  # round 3 lacks one pair
+check("complete rounds: up to the first incomplete one", complete_rounds.complete_rounds(cut) == 2)
+check("complete rounds: all of them", complete_rounds.complete_rounds(rows) == 4)
+check("complete rounds: a failed process is not a sample", complete_rounds.complete_rounds(
+    [dict(r, status="failed") if r["round"] == 1 and r["allocator"] == "vramlab" else r for r in rows]) == 0)
+with tempfile.TemporaryDirectory() as d:
+    bench_stats_rows = [dict(r, exact_equal="", max_rel_diff="") for r in cut]
+    bs.write_csv(os.path.join(d, "samples.csv"), bs.SAMPLE_FIELDS, bench_stats_rows, ["run_id: t", "rounds: 4"])
+    out = os.path.join(d, "rounds")
+    p = subprocess.run([sys.executable, os.path.join(HERE, "complete_rounds.py"), d, out], capture_output=True, text=True)
+    kept = bs.read_csv(os.path.join(out, "samples.csv")) if os.path.exists(os.path.join(out, "samples.csv")) else []
+    check("complete_rounds.py: rounds 1-2 kept, COMPLETE written", p.returncode == 0 and len(kept) == 10
+          and os.path.exists(os.path.join(out, "COMPLETE")) and "1-2 of 4 planned" in p.stdout, p.stdout + p.stderr)
+    p = subprocess.run([sys.executable, os.path.join(HERE, "complete_rounds.py"), d, out], capture_output=True, text=True)
+    check("complete_rounds.py: an existing OUT is refused", p.returncode == 2 and "exists" in p.stderr, p.stderr)
+
 # --- the ratio adjusted for the host probe (a diagnostic beside the verdict) ---
 # host speed moves step times +-20% between processes (slope 1 on logs); expandable is 1%
 # slower: the unadjusted interval cannot resolve 3%, the adjusted one must, around 1.01
