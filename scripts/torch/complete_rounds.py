@@ -6,13 +6,14 @@ has no COMPLETE marker: it is unfinished, and `make findings` refuses it. Its fi
 are complete, though: every (workload, allocator) of the schedule ran in them. This copies
 the rows of the rounds in which every pair has an ok sample, up to the first round that
 lacks one, into OUT/samples.csv (the run's '#' lines kept, plus one saying which rounds of
-how many), writes OUT/COMPLETE, and summarizes OUT with the bench's own statistics. A
+how many) and the run's nvidia-smi*.txt, writes OUT/COMPLETE, and summarizes OUT with the bench's own statistics. A
 later round's stray processes stay out, so that no workload gets more processes than
 another by the clock alone.
   complete_rounds.py RUN_DIR OUT_DIR
 Exit 0; 1 when not even the first round is complete; 2 usage (OUT_DIR must not exist:
 a result never overwrites another)."""
 import os
+import shutil
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -56,6 +57,9 @@ def main(argv):
     os.makedirs(out)
     bench_stats.write_csv(os.path.join(out, "samples.csv"), bench_stats.SAMPLE_FIELDS, kept, comments + [note], digits=9)
     bench.finish(out, kept, None, comments + [note], plots=False)
+    for name in os.listdir(src):  # the device's record travels with the rows
+        if name.startswith("nvidia-smi") and name.endswith(".txt"):
+            shutil.copy(os.path.join(src, name), out)
     with open(os.path.join(out, "COMPLETE"), "w") as f:
         f.write(note + "\n")
     print(note)

@@ -29,6 +29,11 @@ expect "generous limits" '3 trace x SPEC judged, 0 failed'
 [ "$(grep -c '^transformer,confirm,' "$tmp/o1/sweep.csv")" = 3 ] ||
     { echo "FAIL: sweep.csv has not one row a pass (3) for transformer"; failures=$((failures + 1)); }
 
+[ -f "$tmp/o1/COMPLETE" ] && passes=$((passes + 1)) ||
+    { echo "FAIL: a finished sweep writes COMPLETE"; failures=$((failures + 1)); }
+check "an existing result is not overwritten" 2 $sweep --traces "$tmp/traces" --spec $spec --out "$tmp/o1"
+expect "an existing result is not overwritten" 'never overwrites'
+
 check "impossible waste limit" 1 $sweep --traces "$tmp/traces" --spec $spec --max-waste 0.5 --out "$tmp/o2"
 expect "impossible waste limit" '\| all \| resnet50 \| .* \| FAIL \|'
 expect "impossible waste limit" '3 trace x SPEC judged, 3 failed'
@@ -56,6 +61,8 @@ check "workload in both groups" 2 $sweep --traces "$tmp/traces" --spec $spec --t
 check "one pass only" 2 $sweep --traces "$tmp/traces" --spec $spec --passes 1 --out "$tmp/o6"
 check "malformed trace" 2 $sweep --traces "$tmp/bad" --spec $spec --out "$tmp/o7"
 expect "malformed trace" 'failed: nothing judged'
+[ ! -e "$tmp/o7/COMPLETE" ] && passes=$((passes + 1)) ||
+    { echo "FAIL: a sweep with a broken replay wrote COMPLETE"; failures=$((failures + 1)); }
 
 checks_report test-replay-sweep
 [ "$failures" -eq 0 ]
