@@ -5,27 +5,16 @@ covariate_reference.json, and with --live against values computed afresh (scipy 
 exit 77 without it). Also what it refuses: too few processes, a probe that does not vary.
 One line per check; exit 1 when one fails."""
 import json
-import os
 import sys
 
-sys.dont_write_bytecode = True
-HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.join(HERE, "..", "..", "scripts", "compare.d"))
-sys.path.insert(0, HERE)
+import refcheck  # noqa: E402  (sets the path to scripts/compare.d)
 import covariate  # noqa: E402
 import gen_covariate_reference as gen  # noqa: E402
-
-failures = 0
-
-
-def check(what, ok, detail=""):
-    global failures
-    print(f"{'ok  ' if ok else 'FAIL'} {what}{': ' + detail if detail else ''}")
-    failures += not ok
+from refcheck import check  # noqa: E402
 
 
 def close(x, y, rel=1e-8):
-    return x is not None and y is not None and abs(x - y) <= rel * max(1.0, abs(x), abs(y))
+    return refcheck.close(x, y, rel=rel, abs_=rel)
 
 
 def check_all(ref, source):
@@ -59,5 +48,5 @@ else:
         check("a missing covariate value is refused", False)
     except ValueError:
         check("a missing covariate value is refused", True)
-print(f"test_covariate: {failures} failed")
-sys.exit(1 if failures else 0)
+print(f"test_covariate: {refcheck.failures} failed")
+sys.exit(1 if refcheck.failures else 0)

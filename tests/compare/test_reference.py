@@ -6,27 +6,12 @@ must then be importable (run.sh picks a python3 that has it, or reports the skip
 One line per check; exit 1 when one fails, 77 when --live finds no scipy."""
 import json
 import math
-import os
 import sys
 
-sys.dont_write_bytecode = True
-HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.join(HERE, "..", "..", "scripts", "compare.d"))
-sys.path.insert(0, HERE)
+import refcheck  # noqa: E402  (sets the path to scripts/compare.d)
 import gen_reference  # noqa: E402
 import rankstats  # noqa: E402
-
-failures = 0
-
-
-def check(what, ok, detail=""):
-    global failures
-    print(f"{'ok  ' if ok else 'FAIL'} {what}{': ' + detail if detail else ''}")
-    failures += not ok
-
-
-def close(x, y, rel=1e-9, abs_=1e-12):
-    return x is not None and y is not None and abs(x - y) <= max(abs_, rel * max(abs(x), abs(y)))
+from refcheck import check, close  # noqa: E402
 
 
 def check_all(ref, source):
@@ -71,8 +56,8 @@ def main(argv):
             for k in ("mann_whitney_exact", "mann_whitney_asymptotic")
             for x, y in ((c["p"], s["p"]) for c, s in zip(live[k], stored[k]))))
         check_all(live, f"live (scipy {scipy.__version__})")
-    print(f"test_reference: {'passed' if not failures else f'{failures} failure(s)'}")
-    return 1 if failures else 0
+    print(f"test_reference: {'passed' if not refcheck.failures else f'{refcheck.failures} failure(s)'}")
+    return 1 if refcheck.failures else 0
 
 
 if __name__ == "__main__":
