@@ -67,3 +67,39 @@ tests: $(TORCH_PLUGIN_TEST)
 $(TORCH_PLUGIN_TEST): $(BUILD)/obj/tests/gpu/test_torch_plugin.o $(LIB_A) | setup
 	@mkdir -p $(@D)
 	$(Q)$(CC) $(LDFLAGS) $< $(LIB_A) -L$(CMOCKA_LIBDIR) -Wl,-rpath,$(CMOCKA_LIBDIR) -lcmocka $(LDLIBS) -o $@
+
+# The raising entry point (lib/torch/raise_on_oom.cpp): a C++ library beside the plugin,
+# built only where a C++ compiler works (CI installs C only: then a visible skip).
+#   make plugin-raise        build/lib/libvramlab_caching_raise.so
+#   make test-plugin-raise   tests/plugins/raise_on_oom.cpp calls it as PyTorch does
+PLUGIN_RAISE_SO := $(BUILD)/lib/libvramlab_caching_raise.so
+PLUGIN_RAISE_TEST := $(BUILD)/tests/raise_on_oom
+HASH := \#
+CXX_WORKS = $(shell printf '$(HASH)include <string>\n' | $(CXX) -x c++ -std=c++17 -fsyntax-only - >/dev/null 2>&1 && echo yes)
+.PHONY: plugin-raise test-plugin-raise
+TEST_EXTRA_TARGETS += test-plugin-raise
+plugin-raise: $(PLUGIN_RAISE_SO)
+$(PLUGIN_RAISE_SO): lib/torch/raise_on_oom.cpp lib/torch/vramlab_caching.h $(PLUGIN_SO)
+	@mkdir -p $(@D)
+	$(Q)$(CXX) -std=c++17 -O2 -g -Wall -Wextra -Werror -fPIC -shared -Ilib -I$(CUDA_HOME)/include $< \
+	  -L$(BUILD)/lib -l:libvramlab_caching.so -Wl,-rpath,'$$ORIGIN' -Wl,-z,defs -o $@
+$(PLUGIN_RAISE_TEST): tests/plugins/raise_on_oom.cpp $(PLUGIN_RAISE_SO)
+	@mkdir -p $(@D)
+	$(Q)$(CXX) -std=c++17 -O2 -g -Wall -Wextra -Werror -Ilib -I$(CUDA_HOME)/include $< \
+	  -L$(BUILD)/lib -l:libvramlab_caching_raise.so -l:libvramlab_caching.so -Wl,-rpath,$(abspath $(BUILD)/lib) -ldl -o $@
+test-plugin-raise:
+	@if [ "$(CXX_WORKS)" != yes ]; then echo "SKIP test-plugin-raise: no working C++ compiler ($(CXX))"; \
+	 else $(MAKE) --no-print-directory $(PLUGIN_RAISE_TEST) || exit 1; \
+	   out=$$($(PLUGIN_RAISE_TEST) $(PLUGIN_RAISE_SO) 2>&1); rc=$$?; echo "$$out"; \
+	   if [ $$rc -eq 77 ]; then echo "SKIP test-plugin-raise: $$(echo "$$out" | tail -1)"; \
+	   else p=$$(echo "$$out" | grep -c '^ok'); f=$$(echo "$$out" | grep -c '^FAIL'); \
+	     [ $$rc -eq 0 ] || [ $$f -gt 0 ] || f=1; \
+	     echo "test-plugin-raise: $$p passed, $$f failed, 0 skipped"; [ $$f -eq 0 ]; fi; fi
+#   make test-gpu-torch-oom  PyTorch through it: an impossible request raises, the context lives on
+TEST_EXTRA_TARGETS += test-gpu-torch-oom
+.PHONY: test-gpu-torch-oom
+test-gpu-torch-oom:
+	@if [ "$(CXX_WORKS)" != yes ]; then echo "SKIP test-gpu-torch-oom: no working C++ compiler ($(CXX))"; \
+	 else $(MAKE) --no-print-directory $(PLUGIN_RAISE_SO) || exit 1; \
+	   out=$$(python3 tests/gpu/torch_oom_raises.py $(PLUGIN_RAISE_SO) 2>&1); rc=$$?; echo "$$out"; \
+	   if [ $$rc -eq 77 ]; then echo "SKIP test-gpu-torch-oom: $$(echo "$$out" | tail -1)"; else exit $$rc; fi; fi

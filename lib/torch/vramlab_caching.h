@@ -19,7 +19,9 @@
  * first kernel that touches the tensor faults with an illegal memory access (with
  * deterministic algorithms on, torch.empty's fill is that kernel), which ends the CUDA
  * context. Seen on an H200 in torch-bench's paired mode, whose ballast asked for more
- * than was free (results/reference/h200-tradeoff-bd2cb7e/README.txt).
+ * than was free (results/reference/h200-tradeoff-bd2cb7e/README.txt). Where that matters,
+ * load libvramlab_caching_raise.so with "vl_alloc_or_raise" instead of "vl_alloc"
+ * (lib/torch/raise_on_oom.cpp, make plugin-raise): it raises a RuntimeError instead.
  *
  * Paired mode, for comparing two allocators inside one process (step times vary far
  * more from one process to the next than between allocators): VRAMLAB_ALLOC_B holds a
