@@ -77,6 +77,8 @@ PLUGIN_RAISE_TEST := $(BUILD)/tests/raise_on_oom
 HASH := \#
 CXX_WORKS = $(shell printf '$(HASH)include <string>\n' | $(CXX) -x c++ -std=c++17 -fsyntax-only - >/dev/null 2>&1 && echo yes)
 .PHONY: plugin-raise test-plugin-raise
+# built with the other tests (make test's first phase), so the suites below find it made
+tests: $(if $(CXX_WORKS),$(PLUGIN_RAISE_TEST))
 TEST_EXTRA_TARGETS += test-plugin-raise
 plugin-raise: $(PLUGIN_RAISE_SO)
 $(PLUGIN_RAISE_SO): lib/torch/raise_on_oom.cpp lib/torch/vramlab_caching.h $(PLUGIN_SO)
