@@ -38,7 +38,8 @@ vl_alloc / vl_free per step (plugin allocators: VRAMLAB_TIME=1, two clock reads 
 call, the same for all of them), the allocator's device map and unmap calls per step
 (vl_torch_stat device_allocs / device_frees, memory_stats num_device_alloc /
 num_device_free; empty where not counted), and the results (losses, token sums),
-compared with PyTorch-default's. Deterministic algorithms, no cuDNN autotuning,
+compared with PyTorch-default's, and host probes (host_probe.py: before and after the
+workload, and after every step outside its timed window). Deterministic algorithms, no cuDNN autotuning,
 no fused attention kernels (their backward passes use atomics): equal results are the
 expected outcome. Statistics and verdict: bench_stats.py.
 
@@ -249,8 +250,9 @@ def worker(args):
         ms = torch.cuda.memory_stats()
         return ms.get("num_device_alloc"), ms.get("num_device_free")
 
-    # the host's speed before and after the workload (host_probe.py): the covariate of the
-    # adjusted ratio; nothing is allocated while it is timed
+    # the host's speed before and after the workload and after every step (host_probe.py):
+    # the covariate of the adjusted ratio; its one small tensor stays live, nothing is
+    # allocated while it is timed
     probe_x = host_probe.tensor(torch)
     probes = dict(probe_launch_us_before=host_probe.launch_us(torch, probe_x), probe_python_us=host_probe.python_us())
     state = dict(used_base=total - free, used_max=total - free, times=[], alloc_ns=[], ns=alloc_ns(),
