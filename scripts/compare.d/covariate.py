@@ -20,6 +20,7 @@ interval of the ratio without running more processes.
   t_quantile(p, df): Student's t quantile (the regularized incomplete beta function,
     inverted by bisection)."""
 import math
+from functools import lru_cache
 
 
 def _betacf(a, b, x):
@@ -66,6 +67,7 @@ def t_cdf(t, df):
     return 1.0 - tail if t > 0 else tail
 
 
+@lru_cache(maxsize=None)  # a run asks for a few (p, df) pairs many times
 def t_quantile(p, df):
     """Student's t quantile for 0 < p < 1 and df > 0: bisection on t_cdf."""
     if not 0.0 < p < 1.0 or df <= 0:

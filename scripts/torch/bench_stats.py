@@ -31,7 +31,9 @@ One sample is one process: one workload run once under one allocator. Per
                  sides, Student-t 95% interval); adj_slope, adj_sd_raw and adj_sd are the
                  slope and the spread of log step times before and after, and
                  procs_needed_adj the processes a side that spread would need for +-3%
-                 (as procs_needed, without the rank factor). On the H100 run
+                 (as procs_needed, without the rank factor), adj_shuffled_excl the
+                 share of SHUFFLES label shuffles whose interval excludes 1 (its
+                 calibration on the run itself: near 0.05 it keeps its level). On the H100 run
                  it was chosen on (results/reference/h100-zoo-probe-2c654c3) it cut the
                  spread 1.2-2.8x on 9 of 13 workloads, and its interval excluded 1 in 6%
                  of label shuffles at 4 a side (slightly liberal). A diagnostic, never
@@ -83,6 +85,7 @@ import csv
 import io
 import math
 import os
+import random
 import statistics
 import sys
 
@@ -116,7 +119,8 @@ SUMMARY_FIELDS = (
     "step_ms", "step_ms_lo", "step_ms_hi", "step_ms_ci",
     "ratio", "ratio_lo", "ratio_hi", "ratio_p", "ratio_ci", "ratio_basis", "ratio_mean", "ratio_mean_lo",
     "ratio_mean_hi", "speed", "ratio_adj", "ratio_adj_lo", "ratio_adj_hi", "ratio_mean_adj", "ratio_mean_adj_lo",
-    "ratio_mean_adj_hi", "adj_slope", "adj_sd_raw", "adj_sd", "speed_adj", "procs_needed_adj", "step_ms_b", "alloc_ms_b",
+    "ratio_mean_adj_hi", "adj_slope", "adj_sd_raw", "adj_sd", "speed_adj", "procs_needed_adj", "adj_shuffled_excl", "step_ms_b",
+    "alloc_ms_b",
     "alloc_ms", "alloc_ms_lo", "alloc_ms_hi", "maps_per_step", "unmaps_per_step",
     "peak_reserved_bytes", "peak_allocated_bytes", "peak_requested_bytes",
     "waste", "waste_min", "waste_max", "waste_basis",
@@ -126,7 +130,8 @@ VERDICT_FIELDS = ("half", "workload", "n", "ratio", "ratio_lo", "ratio_hi", "rat
                   "ratio_mean_hi", "speed", "waste", "waste_min", "waste_max",
                   "waste_ok", "torch_expandable_waste", "maps_per_step", "unmaps_per_step", "alloc_ms", "alloc_share",
                   "equal", "verdict", "procs_needed", "ratio_adj", "ratio_adj_lo", "ratio_adj_hi", "ratio_mean_adj",
-                  "ratio_mean_adj_lo", "ratio_mean_adj_hi", "adj_sd_raw", "adj_sd", "speed_adj", "procs_needed_adj")
+                  "ratio_mean_adj_lo", "ratio_mean_adj_hi", "adj_sd_raw", "adj_sd", "speed_adj", "procs_needed_adj",
+                  "adj_shuffled_excl")
 # plots/torch_zoo.gp's input (torch_zoo.summary.csv): no free-text column, so that no
 # field holds a comma and the script's awk can split the rows
 PLOT_FIELDS = ("half", "workload", "allocator", "n", "step_ms", "ratio", "ratio_lo", "ratio_hi", "speed", "waste",
@@ -364,7 +369,29 @@ def adjusted(ref_rows, rows):
                        procs_needed_adj=max(2, math.ceil(2 * (Z_975 * got["sd_adj"] / math.log(SPEED_LIMIT)) ** 2)))
     out["speed_adj"] = speed_of(((out["ratio_adj_lo"], out["ratio_adj_hi"]),
                                  (out["ratio_mean_adj_lo"], out["ratio_mean_adj_hi"])))
+    out["adj_shuffled_excl"] = shuffled_exclusions(get(ref_rows, "step_ms_median"), get(rows, "step_ms_median"))
     return out
+
+
+SHUFFLES = 200  # label shuffles per workload for the adjusted interval's calibration
+
+
+def shuffled_exclusions(a, b, shuffles=SHUFFLES, seed=1):
+    """The adjusted interval's calibration on the run's own processes: a and b are the two
+    sides' (step, probe) pairs; their labels are shuffled (fixed seed), which leaves no real
+    difference, and the share of shuffles whose 95% interval excludes 1 is returned. Near
+    0.05 the interval keeps its level here; well above it, it is too narrow for this run."""
+    rng = random.Random(seed)
+    both, hits, done = list(a) + list(b), 0, 0
+    for _ in range(shuffles):
+        rng.shuffle(both)
+        x, y = both[:len(a)], both[len(a):]
+        got = covariate.adjusted_ratio([s for s, _ in x], [p for _, p in x], [s for s, _ in y], [p for _, p in y])
+        if got is None:
+            continue
+        done += 1
+        hits += got["lo"] > 1 or got["hi"] < 1
+    return hits / done if done else None
 
 
 def summarize(rows, allocators=None):
@@ -396,7 +423,8 @@ def summarize(rows, allocators=None):
                      ratio_mean=None, ratio_mean_lo=None, ratio_mean_hi=None,
                      speed="", step_ms_b=None, alloc_ms_b=None, procs_needed=None)
             s.update(dict.fromkeys(("ratio_adj", "ratio_adj_lo", "ratio_adj_hi", "ratio_mean_adj", "ratio_mean_adj_lo",
-                                    "ratio_mean_adj_hi", "adj_slope", "adj_sd_raw", "adj_sd", "procs_needed_adj")),
+                                    "ratio_mean_adj_hi", "adj_slope", "adj_sd_raw", "adj_sd", "procs_needed_adj",
+                                    "adj_shuffled_excl")),
                      speed_adj="")
             pr = [x for x in (num(r.get("paired_ratio")) for r in ok) if x and x > 0]
             if pr:  # a pair: B against A inside each process
@@ -480,7 +508,7 @@ def verdict(summary):
                  alloc_ms=None, alloc_share=None, equal="n/a", verdict=INCONCLUSIVE, procs_needed=None,
                  speed_adj="", **dict.fromkeys(("ratio_adj", "ratio_adj_lo", "ratio_adj_hi", "ratio_mean_adj",
                                                  "ratio_mean_adj_lo", "ratio_mean_adj_hi", "adj_sd_raw", "adj_sd",
-                                                 "procs_needed_adj")))
+                                                 "procs_needed_adj", "adj_shuffled_excl")))
         if e is None or e["n"] == 0:
             rows.append(v)
             continue
@@ -488,7 +516,8 @@ def verdict(summary):
                                     "ratio_mean_hi", "waste", "waste_min", "waste_max",
                                     "maps_per_step", "unmaps_per_step", "alloc_ms", "procs_needed",
                                     "ratio_adj", "ratio_adj_lo", "ratio_adj_hi", "ratio_mean_adj", "ratio_mean_adj_lo",
-                                    "ratio_mean_adj_hi", "adj_sd_raw", "adj_sd", "speed_adj", "procs_needed_adj")})
+                                    "ratio_mean_adj_hi", "adj_sd_raw", "adj_sd", "speed_adj", "procs_needed_adj",
+                                    "adj_shuffled_excl")})
         v["speed"] = e["speed"] or "inconclusive"  # summarize's call: both intervals, or no ratio
         if e["alloc_ms"] is not None and ref and ref["step_ms"]:
             v["alloc_share"] = e["alloc_ms"] / ref["step_ms"]  # of PyTorch's step time; not judged
@@ -622,13 +651,18 @@ def table(summary, verdicts):
         lines.append("")
         lines.append("adjusted for the host probe (diagnostic, not the verdict): the ratios by analysis of covariance "
                      "on each step's host probe, Student-t 95%; sd: the spread of log step time before -> after")
+        lines.append("shuffled: the share of label shuffles whose interval excludes 1 (its calibration on "
+                     "this run; near 5% it holds its level)")
         lines.append(f"{'workload':11} {'ratio':>7} {'[95% t]':>17} {'mean':>7} {'[95% t]':>17} {'speed':>12} "
-                     f"{'sd':>13} {'n +-3%':>7}")
+                     f"{'sd':>13} {'n +-3%':>7} {'shuffled':>8}")
         for v in adj:
+            shuffled = v.get("adj_shuffled_excl")
+            shuffled = f"{shuffled:.1%}" if shuffled is not None else "-"
             lines.append(f"{v['workload']:11} {x(v['ratio_adj']):>7} {_interval(v['ratio_adj_lo'], v['ratio_adj_hi']):>17} "
                          f"{x(v['ratio_mean_adj']):>7} "
                          f"{_interval(v['ratio_mean_adj_lo'], v['ratio_mean_adj_hi']):>17} {v['speed_adj']:>12} "
-                         f"{x(v['adj_sd_raw'], 3):>6}->{x(v['adj_sd'], 3):<6} {v['procs_needed_adj']:>7}")
+                         f"{x(v['adj_sd_raw'], 3):>6}->{x(v['adj_sd'], 3):<6} {v['procs_needed_adj']:>7} "
+                         f"{shuffled:>8}")
     return "\n".join(lines)
 
 

@@ -390,6 +390,14 @@ check("adjusted: the ratio back to 1.01 / 1.005, resolved", abs(v["ratio_adj"] -
       and v["ratio_adj_lo"] < v["ratio_adj"] < v["ratio_adj_hi"] and v["ratio_adj_hi"] - v["ratio_adj_lo"] < 0.01
       and v["speed_adj"] == "ok" and v["adj_sd"] < v["adj_sd_raw"] / 10, v)
 check("the verdict ignores the adjusted ratio", v["verdict"] != "PASS", v["verdict"])
+check("its calibration: label shuffles rarely exclude 1", v["adj_shuffled_excl"] is not None
+      and v["adj_shuffled_excl"] <= 0.15, v["adj_shuffled_excl"])
+# a real 20% difference, shuffled away: the shuffles' share is a property of the noise, not the shift
+big = [dict(r, step_ms_median=r["step_ms_median"] * (1.2 if r["allocator"] == "vramlab-expandable" else 1))
+       for r in rows]
+vb = {x["workload"]: x for x in bs.verdict(bs.summarize(bs.mark_equality(big)))}["wA"]
+check("a 20% shift: the adjusted interval excludes 1, the shuffles still mostly do not",
+      vb["ratio_adj_lo"] > 1.1 and vb["adj_shuffled_excl"] <= 0.15, vb)
 check("the report shows it apart", "adjusted for the host probe (diagnostic" in bs.table(
     bs.summarize(bs.mark_equality(rows)), [v]))
 rows[3]["probe_launch_us_steps"] = ""
