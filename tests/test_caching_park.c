@@ -197,11 +197,6 @@ static void test_parks_less_when_not_taken_back(void **state)
     close_all_returned(d, a);
 }
 
-/* Expandable pools lend each other free blocks: a 2 MiB request, its own (large) pool
- * empty, takes the small pool's free chunk, and its free parks it there. The next 2 MiB
- * request is taken back from the slot (it was released into the bins and found again
- * every time, as the small pool was not the request's: sim, 35.6 ns a pair against
- * 21.5 at 4 MiB). Not while the large pool has a fit: that is what the slow path takes. */
 /* n pairs of freeing p (2 MiB) and asking for 2 MiB again, each given p back. */
 static void pairs_give_back(void *p, int n)
 {
@@ -211,6 +206,11 @@ static void pairs_give_back(void *p, int n)
     }
 }
 
+/* Expandable pools lend each other free blocks: a 2 MiB request, its own (large) pool
+ * empty, takes the small pool's free chunk, and its free parks it there. The next 2 MiB
+ * request is taken back from the slot (it was released into the bins and found again
+ * every time, as the small pool was not the request's: sim, 35.6 ns a pair against
+ * 21.5 at 4 MiB). Not while the large pool has a fit: that is what the slow path takes. */
 static void test_lent_block_comes_back(void **state)
 {
     (void)state;

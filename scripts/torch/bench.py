@@ -88,6 +88,7 @@ sys.path.insert(0, HERE)
 import bench_stats  # noqa: E402
 import gpu_check  # noqa: E402
 import host_probe  # noqa: E402
+import revision  # noqa: E402  (scripts/compare.d, on the path through bench_stats)
 import zoo  # noqa: E402
 
 RMM_POOL_SPEC = "rmm:pool,initial=256MiB"  # RMM's default initial pool is half the free memory
@@ -369,18 +370,6 @@ def worker(args):
 
 # --- the driver -----------------------------------------------------------------------------------
 
-def git_rev():
-    if os.environ.get("VL_GIT_REV"):
-        return os.environ["VL_GIT_REV"]
-    try:
-        rev = subprocess.run(["git", "-C", ROOT, "rev-parse", "--short", "HEAD"], capture_output=True,
-                             text=True, timeout=10).stdout.strip()
-        dirty = subprocess.run(["git", "-C", ROOT, "status", "--porcelain", "--untracked-files=no"],
-                               capture_output=True, text=True, timeout=10).stdout.strip()
-        return rev + ("-dirty" if dirty else "") if rev else "unknown"
-    except (OSError, subprocess.SubprocessError):
-        return "unknown"
-
 
 def nvidia_smi():
     if not shutil.which("nvidia-smi"):
@@ -572,7 +561,7 @@ def conditions(args, rows, skipped, prev=(), part=""):
             rmm_version = fh.read().strip()
     now = {"host": platform.node(), "device": info.get("gpu") or "", "nvidia-smi": nvidia_smi(),
            "driver CUDA version": info.get("driver_cuda") or "", "torch": info.get("torch") or "",
-           "torch CUDA": info.get("cuda") or "", "rmm": rmm_version or "not here", "git": git_rev(),
+           "torch CUDA": info.get("cuda") or "", "rmm": rmm_version or "not here", "git": revision.git_revision(ROOT),
            "python": platform.python_version()}
     fig, warnings = {}, [ln for ln in prev if ln.startswith("warning: ")]
     parts = earlier_parts(prev)

@@ -114,6 +114,9 @@ SAMPLE_FIELDS = (
     "results", "exact_equal", "max_rel_diff",
     "probe_launch_us_before", "probe_launch_us_after", "probe_python_us", "probe_launch_us_steps",
 )
+# the probe-adjusted diagnostic (adjusted()): empty where it cannot be computed
+ADJ_FIELDS = ("ratio_adj", "ratio_adj_lo", "ratio_adj_hi", "ratio_mean_adj", "ratio_mean_adj_lo", "ratio_mean_adj_hi",
+              "adj_slope", "adj_sd_raw", "adj_sd", "procs_needed_adj", "adj_shuffled_excl")
 SUMMARY_FIELDS = (
     "half", "workload", "allocator", "spec", "n", "failed",
     "step_ms", "step_ms_lo", "step_ms_hi", "step_ms_ci",
@@ -341,8 +344,13 @@ def procs_needed(a, b, margin=SPEED_LIMIT):
         return None
     pooled = ((len(la) - 1) * statistics.variance(la) + (len(lb) - 1) * statistics.variance(lb)) \
         / (len(la) + len(lb) - 2)
-    sd = math.sqrt(pooled)
-    return max(2, math.ceil(2 * (Z_975 * sd / math.log(margin)) ** 2 / RANK_EFFICIENCY))
+    return procs_for_sd(math.sqrt(pooled), RANK_EFFICIENCY, margin)
+
+
+def procs_for_sd(sd, efficiency=1.0, margin=SPEED_LIMIT):
+    """Processes a side for a 95% interval of half-width ln(margin) at a standard deviation
+    sd of the log step times, for an interval of that efficiency against the t interval."""
+    return max(2, math.ceil(2 * (Z_975 * sd / math.log(margin)) ** 2 / efficiency))
 
 
 PROBE = "probe_launch_us_steps"  # the covariate: the host probe after each step, per process
@@ -355,7 +363,7 @@ def adjusted(ref_rows, rows):
     def get(rs, key):
         vals = [(num(r.get(key)), num(r.get(PROBE))) for r in rs]
         return vals if all(y and y > 0 and x and x > 0 for y, x in vals) else None
-    out = {}
+    out, medians = {}, None
     for key, name in (("step_ms_median", "ratio_adj"), ("step_ms_mean", "ratio_mean_adj")):
         a, b = get(ref_rows, key), get(rows, key)
         got = a and b and covariate.adjusted_ratio([y for y, _ in a], [x for _, x in a],
@@ -364,12 +372,13 @@ def adjusted(ref_rows, rows):
             return {}
         out.update({name: got["ratio"], f"{name}_lo": got["lo"], f"{name}_hi": got["hi"]})
         if key == "step_ms_median":
+            medians = a, b
             # processes a side for a +-3% interval at this residual spread (normal z; a guide)
             out.update(adj_slope=got["slope"], adj_sd_raw=got["sd_raw"], adj_sd=got["sd_adj"],
-                       procs_needed_adj=max(2, math.ceil(2 * (Z_975 * got["sd_adj"] / math.log(SPEED_LIMIT)) ** 2)))
+                       procs_needed_adj=procs_for_sd(got["sd_adj"]))
     out["speed_adj"] = speed_of(((out["ratio_adj_lo"], out["ratio_adj_hi"]),
                                  (out["ratio_mean_adj_lo"], out["ratio_mean_adj_hi"])))
-    out["adj_shuffled_excl"] = shuffled_exclusions(get(ref_rows, "step_ms_median"), get(rows, "step_ms_median"))
+    out["adj_shuffled_excl"] = shuffled_exclusions(*medians)
     return out
 
 
@@ -422,10 +431,7 @@ def summarize(rows, allocators=None):
             s.update(ratio=None, ratio_lo=None, ratio_hi=None, ratio_p=None, ratio_ci=None, ratio_basis="",
                      ratio_mean=None, ratio_mean_lo=None, ratio_mean_hi=None,
                      speed="", step_ms_b=None, alloc_ms_b=None, procs_needed=None)
-            s.update(dict.fromkeys(("ratio_adj", "ratio_adj_lo", "ratio_adj_hi", "ratio_mean_adj", "ratio_mean_adj_lo",
-                                    "ratio_mean_adj_hi", "adj_slope", "adj_sd_raw", "adj_sd", "procs_needed_adj",
-                                    "adj_shuffled_excl")),
-                     speed_adj="")
+            s.update(dict.fromkeys(ADJ_FIELDS), speed_adj="")
             pr = [x for x in (num(r.get("paired_ratio")) for r in ok) if x and x > 0]
             if pr:  # a pair: B against A inside each process
                 rmed, rlo, rhi, rcov = paired_ci(pr)
@@ -506,18 +512,14 @@ def verdict(summary):
                  speed="inconclusive", waste=None, waste_min=None, waste_max=None, waste_ok="n/a",
                  torch_expandable_waste=t["waste"] if t else None, maps_per_step=None, unmaps_per_step=None,
                  alloc_ms=None, alloc_share=None, equal="n/a", verdict=INCONCLUSIVE, procs_needed=None,
-                 speed_adj="", **dict.fromkeys(("ratio_adj", "ratio_adj_lo", "ratio_adj_hi", "ratio_mean_adj",
-                                                 "ratio_mean_adj_lo", "ratio_mean_adj_hi", "adj_sd_raw", "adj_sd",
-                                                 "procs_needed_adj", "adj_shuffled_excl")))
+                 speed_adj="", **dict.fromkeys(ADJ_FIELDS))
         if e is None or e["n"] == 0:
             rows.append(v)
             continue
         v.update({k: e[k] for k in ("n", "ratio", "ratio_lo", "ratio_hi", "ratio_mean", "ratio_mean_lo",
                                     "ratio_mean_hi", "waste", "waste_min", "waste_max",
-                                    "maps_per_step", "unmaps_per_step", "alloc_ms", "procs_needed",
-                                    "ratio_adj", "ratio_adj_lo", "ratio_adj_hi", "ratio_mean_adj", "ratio_mean_adj_lo",
-                                    "ratio_mean_adj_hi", "adj_sd_raw", "adj_sd", "speed_adj", "procs_needed_adj",
-                                    "adj_shuffled_excl")})
+                                    "maps_per_step", "unmaps_per_step", "alloc_ms", "procs_needed", "speed_adj")
+                  + ADJ_FIELDS})
         v["speed"] = e["speed"] or "inconclusive"  # summarize's call: both intervals, or no ratio
         if e["alloc_ms"] is not None and ref and ref["step_ms"]:
             v["alloc_share"] = e["alloc_ms"] / ref["step_ms"]  # of PyTorch's step time; not judged

@@ -19,7 +19,6 @@ import sys
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import bench  # noqa: E402
-import bench_stats  # noqa: E402
 
 
 def complete_rounds(rows):
@@ -55,8 +54,7 @@ def main(argv):
     kept = [r for r in bench.latest(rows) if int(r["round"]) <= k]
     note = f"complete rounds: 1-{k} of {planned} planned (complete_rounds.py; {len(rows) - len(kept)} later rows left out)"
     os.makedirs(out)
-    bench_stats.write_csv(os.path.join(out, "samples.csv"), bench_stats.SAMPLE_FIELDS, kept, comments + [note], digits=9)
-    bench.finish(out, kept, None, comments + [note], plots=False)
+    bench.finish(out, kept, None, comments + [note], plots=False)  # writes OUT/samples.csv too
     for name in os.listdir(src):  # the device's record travels with the rows
         if name.startswith("nvidia-smi") and name.endswith(".txt"):
             shutil.copy(os.path.join(src, name), out)

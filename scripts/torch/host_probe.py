@@ -1,30 +1,27 @@
 """How fast this process's host runs, measured apart from the workload: the covariate of the
-zoo's adjusted speed ratio (bench_stats.adjusted_ratio).
+zoo's adjusted speed ratio (bench_stats.adjusted).
 
-On the device VMs a process lands in a fast or a slow host mode and stays there: step times
-of launch-bound workloads move 10-30% between processes of one configuration, with the
-allocator's own host time moving with them. Both probes allocate nothing inside their timed
-loops, so the allocator under test cannot move them:
+On the device VMs a process's host runs faster or slower for reasons that have nothing to
+do with the allocator, between processes and within one: step times of launch-bound
+workloads move 10-30% between processes of one configuration, with the allocator's own host
+time moving with them. Both probes allocate nothing inside their timed loops, so the
+allocator under test cannot move them:
   launch_us  host time per launch of a tiny in-place kernel (x.mul_ on 256 floats; the GPU
              keeps up, so the host's Python, dispatcher and driver path is what is timed),
              the median of REPS loops of OPS launches, each loop ended by a synchronize;
              the bench runs it before and after the workload, and a short one (STEP_OPS
              launches) after every step, outside the step's timed window: host speed
-             moves within a process too, so a step is best compared with its own probe;
+             moves within a process too, so the process's covariate is the median of
+             those, taken while its steps ran;
   python_us  time of a fixed pure-Python loop (interpreter speed), median of REPS.
 """
+import statistics
 import time
 
 OPS = 2000
 REPS = 5
 STEP_OPS = 200
 PY_ITERS = 100_000
-
-
-def _median(xs):
-    s = sorted(xs)
-    n = len(s)
-    return s[n // 2] if n % 2 else (s[n // 2 - 1] + s[n // 2]) / 2
 
 
 def tensor(torch):
@@ -41,7 +38,7 @@ def launch_us(torch, x, ops=OPS, reps=REPS):
             x.mul_(1.0)
         torch.cuda.synchronize()
         per.append((time.perf_counter() - t) / ops * 1e6)
-    return _median(per)
+    return statistics.median(per)
 
 
 def python_us():
@@ -52,4 +49,4 @@ def python_us():
         for i in range(PY_ITERS):
             acc += i * i
         per.append((time.perf_counter() - t) * 1e6)
-    return _median(per)
+    return statistics.median(per)

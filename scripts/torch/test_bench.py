@@ -374,6 +374,10 @@ with tempfile.TemporaryDirectory() as d:
     check("complete_rounds.py: an existing OUT is refused", p.returncode == 2 and "exists" in p.stderr, p.stderr)
 
 # --- the ratio adjusted for the host probe (a diagnostic beside the verdict) ---
+def verdict_of(rows, workload="wA"):
+    return {x["workload"]: x for x in bs.verdict(bs.summarize(bs.mark_equality(rows)))}[workload]
+
+
 # host speed moves step times +-20% between processes (slope 1 on logs); expandable is 1%
 # slower: the unadjusted interval cannot resolve 3%, the adjusted one must, around 1.01
 rows = samples(rounds=8, noise=0.0)
@@ -384,7 +388,7 @@ for r in rows:
     f = (probe / 9.0) * (1.01 if r["allocator"] == "vramlab-expandable" else 1.0) / (
         1.0 if r["allocator"] != "vramlab-expandable" else 1.005) * rng.lognormvariate(0, 0.002)
     r["step_ms_median"], r["step_ms_mean"] = 10.0 * f, 10.2 * f
-v = {x["workload"]: x for x in bs.verdict(bs.summarize(bs.mark_equality(rows)))}["wA"]
+v = verdict_of(rows)
 check("unadjusted: host speed hides 1%", v["speed"] == "inconclusive", v)
 check("adjusted: the ratio back to 1.01 / 1.005, resolved", abs(v["ratio_adj"] - 1.01 / 1.005) < 0.003
       and v["ratio_adj_lo"] < v["ratio_adj"] < v["ratio_adj_hi"] and v["ratio_adj_hi"] - v["ratio_adj_lo"] < 0.01
@@ -395,13 +399,13 @@ check("its calibration: label shuffles rarely exclude 1", v["adj_shuffled_excl"]
 # a real 20% difference, shuffled away: the shuffles' share is a property of the noise, not the shift
 big = [dict(r, step_ms_median=r["step_ms_median"] * (1.2 if r["allocator"] == "vramlab-expandable" else 1))
        for r in rows]
-vb = {x["workload"]: x for x in bs.verdict(bs.summarize(bs.mark_equality(big)))}["wA"]
+vb = verdict_of(big)
 check("a 20% shift: the adjusted interval excludes 1, the shuffles still mostly do not",
       vb["ratio_adj_lo"] > 1.1 and vb["adj_shuffled_excl"] <= 0.15, vb)
 check("the report shows it apart", "adjusted for the host probe (diagnostic" in bs.table(
     bs.summarize(bs.mark_equality(rows)), [v]))
 rows[3]["probe_launch_us_steps"] = ""
-v = {x["workload"]: x for x in bs.verdict(bs.summarize(bs.mark_equality(rows)))}["wA"]
+v = verdict_of(rows)
 check("a process without a probe: no adjusted ratio", v["ratio_adj"] is None and v["speed_adj"] == "", v)
 
 v = bs.verdict(bs.summarize(bs.mark_equality([r for r in samples() if r["allocator"] != "torch"])))
