@@ -71,5 +71,54 @@ with tempfile.TemporaryDirectory() as run:
                        capture_output=True, text=True)
     check("a SPEC name the run lacks: exit 1, named", p.returncode == 1 and "lowe" in p.stderr and not p.stdout,
           (p.returncode, p.stderr, p.stdout))
+# tradeoff_procs.py: the same trade-off from separate processes (summary.csv of one run)
+SUMMARY_COLS = ("half", "workload", "allocator", "n", "step_ms", "ratio", "ratio_lo", "ratio_hi", "ratio_mean",
+                "ratio_mean_lo", "ratio_mean_hi", "waste", "maps_per_step", "unmaps_per_step", "alloc_ms")
+SUMMARY = [  # wA: the default wastes, low is shown slower; wB: low meets both; wC: low's speed unresolved
+    ("tune", "wA", "torch", 4, 40, "", "", "", "", "", "", 1.3, 0.1, 0, ""),
+    ("tune", "wA", "def", 4, 40.4, 1.01, 0.99, 1.02, 1.01, 0.99, 1.025, 1.12, 0.3, 0.1, 0.4),
+    ("tune", "wA", "low", 4, 56, 1.4, 1.3, 1.5, 1.41, 1.32, 1.52, 1.015, 650, 650, 30),
+    ("tune", "wB", "torch", 4, 10, "", "", "", "", "", "", 1.2, 0, 0, ""),
+    ("tune", "wB", "def", 4, 10, 1.0, 0.98, 1.02, 1.0, 0.98, 1.02, 1.05, 0, 0, 0.1),
+    ("tune", "wB", "low", 4, 10, 1.0, 0.98, 1.02, 1.0, 0.97, 1.029, 1.01, 2, 2, 0.2),
+    ("tune", "wC", "torch", 4, 10, "", "", "", "", "", "", 1.2, 0, 0, ""),
+    ("tune", "wC", "def", 4, 10, 1.0, 0.98, 1.02, 1.0, 0.98, 1.02, 1.05, 0, 0, 0.1),
+    ("tune", "wC", "low", 4, 10.5, 1.05, 0.9, 1.2, 1.05, 0.9, 1.2, 1.01, 9, 9, 0.5),
+]
+with tempfile.TemporaryDirectory() as run:
+    with open(os.path.join(run, "summary.csv"), "w") as f:
+        f.write("# run_id: t\n" + ",".join(SUMMARY_COLS) + "\n")
+        f.writelines(",".join(str(v) for v in r) + "\n" for r in SUMMARY)
+    procs = [sys.executable, os.path.join(HERE, "tradeoff_procs.py"), run, "--a", "def", "--b", "low"]
+    p = subprocess.run(procs, capture_output=True, text=True)
+    rows = {r["workload"]: r for r in csv.DictReader(io.StringIO(p.stdout))}
+    check("procs: exit 0, a row per workload", p.returncode == 0 and sorted(rows) == ["wA", "wB", "wC"],
+          (p.returncode, p.stderr))
+    a, b, c = rows.get("wA", {}), rows.get("wB", {}), rows.get("wC", {})
+    check("procs: the default over the waste limit, low shown slower: the trade-off shown",
+          a.get("a_call") == "waste over 1.02" and a.get("b_call") == "slower than 1.03x"
+          and a.get("b_speed") == "slower" and a.get("tradeoff") == "shown" and a.get("torch_step_ms") == "40", a)
+    check("procs: a SPEC within both limits meets both (both intervals at or below 1.03)",
+          b.get("b_call") == "meets both" and b.get("tradeoff") == "", b)
+    check("procs: an interval across 1.03 leaves the speed unresolved, no trade-off claimed",
+          c.get("b_call") == "speed unresolved" and c.get("tradeoff") == "", c)
+    if shutil.which("gnuplot"):
+        table, png = os.path.join(run, "t.csv"), os.path.join(run, "t.png")
+        with open(table, "w") as f:
+            f.write(p.stdout)
+        root = os.path.dirname(os.path.dirname(HERE))
+        g = subprocess.run(["gnuplot", "-c", os.path.join(root, "plots", "zoo_tradeoff_procs.gp"), png, table, "x"],
+                           capture_output=True, text=True, cwd=root)
+        check("plots/zoo_tradeoff_procs.gp renders the table", g.returncode == 0 and os.path.getsize(png) > 1000,
+              (g.returncode, g.stderr[-300:]))
+    else:
+        print("SKIP plots/zoo_tradeoff_procs.gp: no gnuplot")
+        skipped += 1
+    p = subprocess.run(procs[:-1] + ["lowe"], capture_output=True, text=True)
+    check("procs: a SPEC name the run lacks: exit 1, named", p.returncode == 1 and "lowe" in p.stderr and not p.stdout,
+          (p.returncode, p.stderr))
+    p = subprocess.run(procs[:2] + [os.path.join(run, "none")] + procs[3:], capture_output=True, text=True)
+    check("procs: a folder without summary.csv: exit 2 and one line",
+          p.returncode == 2 and len(p.stderr.splitlines()) == 1, (p.returncode, p.stderr))
 print(f"{'FAILED' if failed else 'passed'}: test_tradeoff, {failed} failed, {skipped} skipped")
 sys.exit(1 if failed else 0)
