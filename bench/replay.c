@@ -11,12 +11,18 @@
  *
  * --fit SETTINGS (with --device sim) answers "would this trace have fitted with setting
  * X" instead: for each allocator SPEC, the smallest simulated capacity at which every
- * pass replays without an OOM (lib/trace/fit.h), one CSV row per SPEC. */
+ * pass replays without an OOM (lib/trace/fit.h), one CSV row per SPEC.
+ *
+ * --growth-log FILE (caching allocator) writes every growth to a second CSV: the request,
+ * the largest free block it could have used, the free bytes, reserved before and after,
+ * the device calls (lib/caching/caching.h, vl_caching_growth): where reserved rose
+ * although memory was free, and how much. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "bench/peaks.h"
+#include "caching/caching.h"
 #include "bench/streams.h"
 #include "exitcodes.h"
 #include "program.h"
@@ -33,6 +39,7 @@ static const char *free_at_name = free_at_default; /* another pointer: --free-at
 static int64_t passes = 3;
 static const char *fit_list = NULL;
 static uint64_t fit_resolution = 0;
+static const char *growth_log_path = NULL;
 
 /* --fit default: vramlab's caching allocator in both segment modes (raw and async need
  * a CUDA device; --fit replays on the simulated one). */
@@ -55,6 +62,9 @@ static const vl_cli_opt options[] = {
     {"fit-resolution", VL_CLI_SIZE, &fit_resolution,
      "--fit: the capacity step of the search (0: 2 MiB, the simulated device's default granularity, "
      "at which the answer is exact)", 0, (double)(1ull << 40)},
+    {"growth-log", VL_CLI_STRING, &growth_log_path,
+     "caching allocator: write every growth (request, largest usable free block, free bytes, reserved before and "
+     "after, device calls; pass and operation) to this CSV file", 0, 0},
     {NULL},
 };
 
@@ -124,10 +134,58 @@ static void parse_fit(vl_cli *cli)
     }
 }
 
+/* --growth-log: a caching allocator's, into a file that is neither the trace nor -o's. */
+static void check_growth_log(vl_cli *cli)
+{
+    if (!growth_log_path) return;
+    if (fit_list) vl_cli_usage_error(cli, "--growth-log applies to replay passes, not to --fit");
+    if (strcmp(cli->alloc.name, "caching") != 0)
+        vl_cli_usage_error(cli, "--growth-log needs --alloc caching[:...] (it is the caching allocator's), not '%s'",
+                           cli->alloc.name);
+    if (strcmp(growth_log_path, "-") == 0) vl_cli_usage_error(cli, "--growth-log needs a file, not standard output");
+    if ((trace_path && (strcmp(growth_log_path, trace_path) == 0 || vl_csv_same_file(growth_log_path, trace_path))))
+        vl_cli_usage_error(cli, "--growth-log %s names the trace: refused, the input is left as it was", growth_log_path);
+    if (cli->output && (strcmp(growth_log_path, cli->output) == 0 || vl_csv_same_file(growth_log_path, cli->output)))
+        vl_cli_usage_error(cli, "--growth-log %s names the -o file: give it a file of its own", growth_log_path);
+}
+
 static void check_options(vl_cli *cli)
 {
     parse_fit(cli); /* before the trace: a bad option is found without reading it */
+    check_growth_log(cli);
     load_trace(cli);
+}
+
+/* --growth-log's rows: the hook (lib/caching/caching.h) is told of each growth; which
+ * pass and operation it happened in comes from the replay. */
+typedef struct growth_log {
+    vl_csv *csv;
+    const vl_replay *replay;
+    int64_t pass;
+} growth_log;
+
+static void log_growth(void *ctx, const vl_caching_growth *g)
+{
+    growth_log *gl = ctx;
+    vl_csv_row(gl->csv, "%lld,%zu,%zu,%zu,%lld,%lld,%lld,%lld,%lld,%lld", (long long)gl->pass, gl->replay->op,
+               g->request_bytes, g->largest_free_bytes, (long long)g->free_bytes, (long long)g->allocated_bytes,
+               (long long)g->reserved_bytes, (long long)g->reserved_after_bytes, (long long)g->map_calls,
+               (long long)g->unmap_calls);
+}
+
+static vl_csv *open_growth_log(vl_program *p, growth_log *gl, const vl_replay *r)
+{
+    char err[512];
+    gl->csv = vl_csv_open(growth_log_path, &p->info, err, sizeof err);
+    if (!gl->csv) return NULL;
+    gl->replay = r;
+    vl_csv_meta(gl->csv, "trace", "%s", trace_path);
+    vl_csv_meta(gl->csv, "growth", "a request no cached block served; largest_free: the largest free block it "
+                "could have used; free = reserved - allocated, all streams; op: the trace operation's index");
+    vl_csv_header(gl->csv, "pass,op,request_bytes,largest_free_bytes,free_bytes,allocated_bytes,reserved_bytes,"
+                  "reserved_after_bytes,map_calls,unmap_calls");
+    vl_caching_on_growth(p->alloc, log_growth, gl);
+    return gl->csv;
 }
 
 static void write_trace_meta(vl_csv *csv, const vl_trace *t)
@@ -223,8 +281,22 @@ int main(int argc, char **argv)
              ",segments,device_allocs",
              vl_summary_columns("alloc", "ns", acols, sizeof acols), vl_summary_columns("free", "ns", fcols, sizeof fcols));
     vl_csv_header(p.csv, header);
+    growth_log gl = {0};
+    if (growth_log_path && !open_growth_log(&p, &gl, &r)) {
+        fprintf(stderr, "%s: --growth-log %s: cannot be written\n", p.cli.prog, growth_log_path);
+        vl_csv_discard(p.csv);
+        p.csv = NULL;
+        vl_replay_destroy(&r);
+        vl_program_close_alloc(&p);
+        vl_bench_streams_destroy(&streams);
+        free(is_default);
+        vl_trace_free(&trace);
+        vl_program_finish(&p);
+        return VL_EXIT_FAIL;
+    }
 
     for (int64_t pass = 1; pass <= passes; pass++) {
+        gl.pass = pass;
         vl_replay_pass rp;
         vl_replay_pass_run(&r, &rp);
         char avals[256], fvals[256], peaks[256], seg[32], dal[32], rate[32];
@@ -239,9 +311,18 @@ int main(int argc, char **argv)
     }
 
     vl_replay_destroy(&r);
+    int growth_failed = 0;
+    if (gl.csv) {
+        vl_caching_on_growth(p.alloc, NULL, NULL);
+        if (vl_csv_close(gl.csv) != 0) {
+            fprintf(stderr, "%s: --growth-log %s: a write failed\n", p.cli.prog, growth_log_path);
+            growth_failed = 1;
+        }
+    }
     vl_program_close_alloc(&p); /* before the streams its blocks were used on */
     vl_bench_streams_destroy(&streams);
     free(is_default);
     vl_trace_free(&trace);
-    return vl_program_finish(&p);
+    int status = vl_program_finish(&p);
+    return status == VL_EXIT_OK && growth_failed ? VL_EXIT_FAIL : status;
 }

@@ -663,6 +663,71 @@ static void test_bad_options(void **state)
     vl_device_close(plain);
 }
 
+/* The growth hook (caching.h): told of every growth with the largest free block the
+ * request could have used, and of nothing a cached block served. Both segment modes;
+ * the third growth is one despite free memory (8 MiB free, 16 MiB asked; sizes of their
+ * own classic segments, >= 10 MiB). */
+typedef struct growths {
+    int n;
+    vl_caching_growth g[8];
+} growths;
+
+static void record_growth(void *ctx, const vl_caching_growth *g)
+{
+    growths *gs = ctx;
+    if (gs->n < 8) gs->g[gs->n] = *g;
+    gs->n++;
+}
+
+static void growth_hook_in(const char *spec)
+{
+    vl_device *d = sim_open("sim:capacity=1GiB");
+    vl_allocator *a = caching_open(d, spec);
+    growths gs = {0};
+    assert_int_equal(vl_caching_on_growth(a, record_growth, &gs), 0);
+    void *x = vl_allocate(a, 12 * MiB, S(1)), *y = vl_allocate(a, 12 * MiB, S(1));
+    assert_non_null(x);
+    assert_non_null(y);
+    assert_int_equal(gs.n, 2);
+    assert_int_equal(gs.g[0].request_bytes, 12 * MiB);
+    assert_int_equal(gs.g[0].largest_free_bytes, 0);
+    assert_int_equal(gs.g[0].reserved_bytes, 0);
+    assert_true(gs.g[0].reserved_after_bytes >= (int64_t)(12 * MiB) && gs.g[0].map_calls >= 1);
+    assert_int_equal(gs.g[1].allocated_bytes, 12 * MiB);
+    vl_deallocate(a, x, 12 * MiB, S(1));
+    void *w = vl_allocate(a, 4 * MiB, S(1)); /* served by x's block: no growth */
+    assert_non_null(w);
+    assert_int_equal(gs.n, 2);
+    void *z = vl_allocate(a, 16 * MiB, S(1)); /* no free block of 16 MiB: grows despite 8 MiB free */
+    assert_non_null(z);
+    assert_int_equal(gs.n, 3);
+    assert_int_equal(gs.g[2].request_bytes, 16 * MiB);
+    assert_int_equal(gs.g[2].largest_free_bytes, 8 * MiB);
+    assert_true(gs.g[2].free_bytes >= (int64_t)(8 * MiB));
+    assert_int_equal(gs.g[2].allocated_bytes, 16 * MiB);
+    assert_int_equal(gs.g[2].reserved_after_bytes, stats_of(a).reserved_bytes);
+    assert_int_equal(vl_caching_on_growth(a, NULL, NULL), 0);
+    void *v = vl_allocate(a, 64 * MiB, S(1)); /* grows, told to nobody */
+    assert_non_null(v);
+    assert_int_equal(gs.n, 3);
+    void *ps[] = {y, z, w, v};
+    size_t sizes[] = {12 * MiB, 16 * MiB, 4 * MiB, 64 * MiB};
+    for (int i = 0; i < 4; i++) vl_deallocate(a, ps[i], sizes[i], S(1));
+    assert_consistent(a);
+    vl_alloc_close(a);
+    vl_device_close(d);
+}
+
+static void test_growth_hook(void **state)
+{
+    (void)state;
+    growth_hook_in("caching");
+    growth_hook_in("caching:segments=expandable");
+    vl_allocator other = {.backend = &vl_backend_raw};
+    assert_int_equal(vl_caching_on_growth(&other, record_growth, NULL), -1);
+    assert_int_equal(vl_caching_on_growth(NULL, record_growth, NULL), -1);
+}
+
 VL_TEST_MAIN(cmocka_unit_test(test_rounding), cmocka_unit_test(test_size_rules),
              cmocka_unit_test(test_chunk_geometry), cmocka_unit_test(test_zero_and_null),
              cmocka_unit_test(test_classic_segment_sizes), cmocka_unit_test(test_splitting),
@@ -678,4 +743,4 @@ VL_TEST_MAIN(cmocka_unit_test(test_rounding), cmocka_unit_test(test_size_rules),
              cmocka_unit_test(test_expandable_reclaim_moves_memory), cmocka_unit_test(test_max_split),
              cmocka_unit_test(test_max_split_best_fit_beyond_a_window), cmocka_unit_test(test_gc_threshold),
              cmocka_unit_test(test_stats_and_reset_peaks), cmocka_unit_test(test_reset_peaks_keeps_reclaim_peak),
-             cmocka_unit_test(test_bad_options))
+             cmocka_unit_test(test_bad_options), cmocka_unit_test(test_growth_hook))

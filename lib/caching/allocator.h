@@ -204,6 +204,8 @@ typedef struct vl_caching {
      * allocations and relocating map calls since the last look. */
     double budget;
     int64_t budget_window_allocs, budget_window_maps, budget_window_high_water;
+    vl_caching_growth_fn on_growth; /* caching.h: told after every growth (NULL: nobody) */
+    void *on_growth_ctx;
     char last_oom[1024];           /* the last OOM report as one line ("" if none) */
     vl_oom_report last_report;     /* the last OOM report (valid when last_oom[0]) */
     /* The last failure other than an OOM (caching.h: VL_CACHING_ERR_*; 0: none since

@@ -294,6 +294,17 @@ size_t vl_caching_block_size(vl_allocator *a, void *p)
     return size;
 }
 
+int vl_caching_on_growth(vl_allocator *a, vl_caching_growth_fn fn, void *ctx)
+{
+    if (!a || a->backend != &vl_backend_caching) return -1;
+    vl_caching *c = impl(a);
+    vl_lock_acquire(&c->lock);
+    c->on_growth = fn;
+    c->on_growth_ctx = fn ? ctx : NULL;
+    vl_lock_release(&c->lock);
+    return 0;
+}
+
 unsigned long long vl_caching_park_hits(vl_allocator *a)
 {
     vl_caching *c = impl(a);

@@ -5,6 +5,7 @@
 #define VL_CACHING_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "alloc.h"
 
@@ -33,5 +34,28 @@ unsigned long long vl_caching_park_hits(vl_allocator *a);
  * of the segments, on the OOM path only). vl_alloc_oom_report asks the same of a
  * request now. */
 int vl_caching_last_oom_report(vl_allocator *a, vl_oom_report *out);
+
+/* One growth: a request no cached block served, so the allocator asked the device for
+ * more (a classic segment, or expandable chunks mapped, maybe after unmapping free ones
+ * to stay within the reclaim budget). largest_free_bytes < request_bytes while
+ * free_bytes >= request_bytes is growth despite free memory: fragmentation, the layout
+ * question behind "reserved far above allocated". */
+typedef struct vl_caching_growth {
+    size_t request_bytes;         /* the request, rounded */
+    size_t largest_free_bytes;    /* the largest FREE block the request could have used, before */
+    int64_t free_bytes;           /* reserved - allocated, before (all streams; includes blocks */
+                                  /* waiting for events and chunks being unmapped) */
+    int64_t allocated_bytes;      /* before, all streams */
+    int64_t reserved_bytes;       /* before */
+    int64_t reserved_after_bytes; /* after (lower than before + mapped where reclaim unmapped) */
+    int64_t map_calls, unmap_calls; /* device calls this growth made (mem_alloc or map; unmap, free) */
+} vl_caching_growth;
+
+/* Calls fn(ctx, g) after every growth of a caching allocator, from inside the allocator
+ * (its lock held): fn must not call the allocator. NULL fn stops it. 0, or -1 when a is
+ * not a caching allocator. For diagnostics (bench/replay --growth-log); costs nothing
+ * when unset. */
+typedef void (*vl_caching_growth_fn)(void *ctx, const vl_caching_growth *g);
+int vl_caching_on_growth(vl_allocator *a, vl_caching_growth_fn fn, void *ctx);
 
 #endif

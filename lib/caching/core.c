@@ -270,14 +270,39 @@ static vl_cblock *cached_fit(vl_caching *c, vl_cstream *st, vl_cpool **pp, size_
     return b;
 }
 
+/* The figures of a growth (caching.h) before it; map_calls and unmap_calls hold the
+ * counters, which grow turns into the calls made. The block the request could have used:
+ * its own pool's largest, and for expandable segments the stream's other pool's too
+ * (they lend each other, cached_fit). */
+static void growth_before(const vl_caching *c, const vl_cpool *p, size_t rounded, vl_caching_growth *g)
+{
+    size_t largest = vl_bins_largest(&p->bins);
+    if (c->cfg.expandable) {
+        size_t other = vl_bins_largest(&p->stream->pools[p->small ? 1 : 0].bins);
+        if (other > largest) largest = other;
+    }
+    *g = (vl_caching_growth){.request_bytes = rounded, .largest_free_bytes = largest,
+                             .free_bytes = c->st.reserved_bytes - c->st.allocated_bytes,
+                             .allocated_bytes = c->st.allocated_bytes, .reserved_bytes = c->st.reserved_bytes,
+                             .map_calls = c->st.device_allocs, .unmap_calls = c->st.device_frees};
+}
+
 /* *detached: the block is in no bins (expandable's fresh mappings); set only for the
  * block returned, so a cached block found after a failed growth is taken out of its bins. */
 static vl_cblock *grow(vl_caching *c, vl_cpool *p, size_t rounded, int *rc, int *detached)
 {
     /* Growth, gc, reclaim and pressure see every stream's free memory (park.h). */
     vl_park_release_all(c);
+    vl_caching_growth g;
+    if (c->on_growth) growth_before(c, p, rounded, &g);
     vl_cblock *b = c->cfg.expandable ? vl_expandable_grow(c, p, rounded, rc) : vl_classic_grow(c, p, rounded, rc);
     *detached = b && c->cfg.expandable;
+    if (b && c->on_growth) {
+        g.reserved_after_bytes = c->st.reserved_bytes;
+        g.map_calls = c->st.device_allocs - g.map_calls;
+        g.unmap_calls = c->st.device_frees - g.unmap_calls;
+        c->on_growth(c->on_growth_ctx, &g);
+    }
     return b;
 }
 

@@ -40,6 +40,7 @@ void vl_replay_pass_run(vl_replay *r, vl_replay_pass *out)
     for (size_t i = 0; i < t->nops; i++) {
         const vl_trace_op *op = &t->ops[i];
         vl_stream s = r->streams[op->stream];
+        r->op = i;
         if (op->kind == VL_TRACE_ALLOC) {
             uint64_t t0 = vl_now_ns();
             void *p = vl_allocate(a, op->size, s);

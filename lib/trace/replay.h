@@ -27,6 +27,7 @@ typedef struct vl_replay {
     vl_stream *streams;        /* one per trace stream index */
     void **ptrs;               /* by slot; NULL: not allocated or failed */
     double *alloc_lat, *free_lat;
+    size_t op;                 /* the operation being played (its index in trace->ops) */
 } vl_replay;
 
 /* streams: trace->nstreams entries, kept by the caller. Returns 0 or -1 (no memory). */
