@@ -7,6 +7,8 @@
 #    language model (tests/fixtures/zoo/lm-fixed.trace, recorded live on an H100), a
 #    fixed reclaim budget mapping chunk by chunk (reclaim_max=0.008,span=0) maps again most of what it frees every
 #    step; the default's budget rises and its later steps map nothing, at waste <= 1.25;
+#    the fixed budget's warm passes map only for growths despite free memory (relocation:
+#    maps_despite_free equals maps), from replay --growth-log;
 #  - nothing to judge is a usage error (exit 2): an empty folder, a --tune name without a
 #    trace, a workload in both groups, a trace that replay refuses.
 set -u
@@ -23,7 +25,7 @@ spec=caching:segments=expandable
 
 check "generous limits" 0 $sweep --traces "$tmp/traces" --spec $spec --tune gpt2,resnet50 --confirm transformer \
     --max-waste 100 --max-maps 1 --out "$tmp/o1"
-expect "generous limits" '^\| tune \| gpt2 \| `caching:segments=expandable` \| [0-9]+ \| 1\.[0-9]{4} \| [0-9.]+ \| [0-9]+ \| [0-9.]+ \| [0-9.]+ \| PASS \|'
+expect "generous limits" '^\| tune \| gpt2 \| `caching:segments=expandable` \| [0-9]+ \| 1\.[0-9]{4} \| [0-9.]+ \| [0-9]+ \| [0-9.]+ \| [0-9.]+ \| [0-9.]+ \| PASS \|'
 expect "generous limits" '^\| confirm \| transformer \|'
 expect "generous limits" '3 trace x SPEC judged, 0 failed'
 [ "$(grep -c '^transformer,confirm,' "$tmp/o1/sweep.csv")" = 3 ] ||
@@ -52,6 +54,13 @@ awk -v r="${fixed_rate:-}" 'BEGIN { exit !(r != "" && r > 0.3) }' && passes=$((p
     { echo "FAIL: steady state: a fixed budget maps ${fixed_rate:-nothing} per allocation, expected > 0.3"; failures=$((failures + 1)); }
 awk -v r="${rate:-}" -v w="${waste:-}" 'BEGIN { exit !(r != "" && r == 0 && w <= 1.25) }' && passes=$((passes + 1)) ||
     { echo "FAIL: steady state: the default maps ${rate:-nothing} per allocation at waste ${waste:-?}, expected 0 at <= 1.25"; failures=$((failures + 1)); }
+
+relocating=$(python3 -c 'import csv, sys
+rows = [r for r in csv.DictReader(l for l in open(sys.argv[1]) if not l.startswith("#"))
+        if r["spec"] == "caching:segments=expandable,reclaim_max=0.008,span=0" and r["pass"] != "1"]
+print(len(rows), sum(r["maps_despite_free"] == r["maps"] and int(r["maps"]) > 0 for r in rows))' "$tmp/o8/sweep.csv")
+[ "$relocating" = "2 2" ] && passes=$((passes + 1)) ||
+    { echo "FAIL: growth log: the fixed budget's 2 warm passes should map only despite free memory, got '$relocating' (passes, such passes)"; failures=$((failures + 1)); }
 
 check "empty folder" 2 $sweep --traces "$tmp/empty" --spec $spec --out "$tmp/o3"
 expect "empty folder" 'no trace'
