@@ -12,13 +12,13 @@ set terminal pngcairo size 1200,760 enhanced font 'DejaVu Sans,10'
 set output out
 set termoption noenhanced
 set datafile separator ','
-set key top left
+set key top right
 set logscale y
 set xlabel 'peak reserved / peak allocated'
 set ylabel 'mean step time / PyTorch default (95% interval between processes, log scale)'
 set xrange [1.0:*]
-set yrange [0.6:2.2]
-set ytics (0.6, 0.8, 0.9, 1, 1.03, 1.1, 1.2, 1.4, 1.7, 2.0)
+set yrange [0.6:2.6]
+set ytics (0.6, 0.8, 0.9, 1, 1.03, 1.1, 1.2, 1.4, 1.7, 2.0, 2.4)
 set grid lc rgb '#dddddd'
 set arrow 1 from 1.02, graph 0 to 1.02, graph 1 nohead dt 2 lc rgb '#000000'
 set arrow 2 from graph 0, first 1.03 to graph 1, first 1.03 nohead dt 2 lc rgb '#000000'
