@@ -558,9 +558,16 @@ def overall(verdicts):
 
 # --- files and tables ------------------------------------------------------------------------------
 
+# Judged against WASTE_LIMIT: 4 significant digits would write 1.0201 as 1.02, which reads
+# back as within the limit. 6 keep every figure a process can give (bytes over bytes).
+PRECISE_FIELDS = frozenset(("waste", "waste_min", "waste_max", "torch_expandable_waste"))
+
+
 def cells(fields, row, digits=4):
-    """A row's CSV cells: strings as they are (read back from a CSV), numbers through fmt."""
-    return [fmt(row.get(k), digits) if not isinstance(row.get(k), str) else row.get(k) for k in fields]
+    """A row's CSV cells: strings as they are (read back from a CSV), numbers through fmt
+    (PRECISE_FIELDS with 6 significant digits)."""
+    return [row.get(k) if isinstance(row.get(k), str) else fmt(row.get(k), 6 if k in PRECISE_FIELDS else digits)
+            for k in fields]
 
 
 def write_csv(path, fields, rows, comments=(), digits=4):

@@ -134,6 +134,11 @@ check("median of 5: min..max at 93.75%", (med, lo, hi) == (3, 1, 5) and abs(cov 
 med, lo, hi, cov = bs.median_ci(list(range(1, 21)))
 check("median of 20: x(6)..x(15)", (lo, hi) == (6, 15) and cov >= 0.95, (lo, hi, cov))
 check("median of none", bs.median_ci([]) == (None, None, None, None))
+# waste is judged against 1.02: its CSV cell keeps the digits that decide it
+check("CSV cells: waste 1.0201 stays above the limit, other figures 4 digits",
+      bs.cells(("waste", "waste_max", "step_ms"), {"waste": 1.0201, "waste_max": 1.02014, "step_ms": 12.3456})
+      == ["1.0201", "1.02014", "12.35"], bs.cells(("waste", "waste_max", "step_ms"),
+                                                   {"waste": 1.0201, "waste_max": 1.02014, "step_ms": 12.3456}))
 
 # --- results comparison ---
 check("equal results", bs.compare_results([1.5, 2.0], [1.5, 2.0]) == (True, 0.0))

@@ -87,11 +87,13 @@ SUMMARY = [  # wA: the default wastes, low is shown slower; wB: low meets both; 
 ]
 with tempfile.TemporaryDirectory() as run:
     with open(os.path.join(run, "summary.csv"), "w") as f:
-        f.write("# run_id: t\n" + ",".join(SUMMARY_COLS) + "\n")
+        f.write("# run_id: t\n# git: abc1234\n" + ",".join(SUMMARY_COLS) + "\n")
         f.writelines(",".join(str(v) for v in r) + "\n" for r in SUMMARY)
     procs = [sys.executable, os.path.join(HERE, "tradeoff_procs.py"), run, "--a", "def", "--b", "low"]
     p = subprocess.run(procs, capture_output=True, text=True)
-    rows = {r["workload"]: r for r in csv.DictReader(io.StringIO(p.stdout))}
+    rows = {r["workload"]: r for r in csv.DictReader(l for l in p.stdout.splitlines() if not l.startswith("#"))}
+    check("procs: the run's conditions go on with the table", p.stdout.startswith("# run_id: t\n# git: abc1234\n"),
+          p.stdout[:80])
     check("procs: exit 0, a row per workload", p.returncode == 0 and sorted(rows) == ["wA", "wB", "wC"],
           (p.returncode, p.stderr))
     a, b, c = rows.get("wA", {}), rows.get("wB", {}), rows.get("wC", {})

@@ -7,7 +7,9 @@ allocator, all in one torch-bench run (scripts/torch/README.md):
         --allocators torch,vramlab-expandable,low'
     python3 scripts/torch/tradeoff_procs.py RUNDIR --a vramlab-expandable --b low > tradeoff.csv
 
-Reads RUNDIR/summary.csv (bench_stats' figures, one row per workload and allocator). Per
+Reads RUNDIR/summary.csv (bench_stats' figures, one row per workload and allocator) and
+writes CSV on stdout: the summary's '#' lines (the run's conditions), then one row per
+workload. Per
 workload and SPEC: the step time against PyTorch's default allocator between processes
 (the median step's and the mean step's Hodges-Lehmann ratio with their 95% intervals),
 the speed call over both intervals (ok, slower, inconclusive: bench_stats.speed_of), the
@@ -80,10 +82,14 @@ def main(argv):
         print(f"tradeoff_procs: {args.rundir}: no summary.csv (a torch-bench run's)", file=sys.stderr)
         return 2
     summary = bench_stats.read_csv(path)
+    with open(path) as f:  # the run's conditions (git, device, ...) go on with its figures
+        conditions = [line for line in f if line.startswith("# ")]
     for name in ("torch", args.a, args.b):
         if not any(r.get("allocator") == name for r in summary):
             print(f"tradeoff_procs: {args.rundir}: no process of {name} in summary.csv", file=sys.stderr)
             return 1
+    sys.stdout.writelines(conditions)
+    print(f"# tradeoff: {args.a} (a) against {args.b} (b), each against torch, from {path}")
     w = csv.writer(sys.stdout, lineterminator="\n")
     w.writerow(FIELDS)
     for r in rows_of(summary, args.a, args.b):
