@@ -240,6 +240,24 @@ static int fit_rows(vl_program *p, vl_stream *streams)
     return VL_EXIT_OK;
 }
 
+/* Ends a run without pass rows (--fit, or a growth log that cannot be written): a failed
+ * status discards the CSV (none rather than one that lacks its rows); everything closes in
+ * order. Returns status, or the finish's own where status is OK. */
+static int end_run(vl_program *p, vl_replay *r, vl_bench_streams *streams, int *is_default, int status)
+{
+    if (status != VL_EXIT_OK) {
+        vl_csv_discard(p->csv);
+        p->csv = NULL;
+    }
+    vl_replay_destroy(r);
+    vl_program_close_alloc(p);
+    vl_bench_streams_destroy(streams);
+    free(is_default);
+    vl_trace_free(&trace);
+    int finish = vl_program_finish(p);
+    return status != VL_EXIT_OK ? status : finish;
+}
+
 int main(int argc, char **argv)
 {
     vl_program p;
@@ -260,20 +278,7 @@ int main(int argc, char **argv)
     }
 
     write_trace_meta(p.csv, &trace);
-    if (fit_list) {
-        int status = fit_rows(&p, streams.s);
-        if (status != VL_EXIT_OK) { /* no CSV rather than one that lacks settings */
-            vl_csv_discard(p.csv);
-            p.csv = NULL;
-        }
-        vl_replay_destroy(&r);
-        vl_program_close_alloc(&p);
-        vl_bench_streams_destroy(&streams);
-        free(is_default);
-        vl_trace_free(&trace);
-        int finish = vl_program_finish(&p);
-        return status != VL_EXIT_OK ? status : finish;
-    }
+    if (fit_list) return end_run(&p, &r, &streams, is_default, fit_rows(&p, streams.s));
     char acols[256], fcols[256];
     char header[1024];
     snprintf(header, sizeof header,
@@ -284,15 +289,7 @@ int main(int argc, char **argv)
     growth_log gl = {0};
     if (growth_log_path && !open_growth_log(&p, &gl, &r)) {
         fprintf(stderr, "%s: --growth-log %s: cannot be written\n", p.cli.prog, growth_log_path);
-        vl_csv_discard(p.csv);
-        p.csv = NULL;
-        vl_replay_destroy(&r);
-        vl_program_close_alloc(&p);
-        vl_bench_streams_destroy(&streams);
-        free(is_default);
-        vl_trace_free(&trace);
-        vl_program_finish(&p);
-        return VL_EXIT_FAIL;
+        return end_run(&p, &r, &streams, is_default, VL_EXIT_FAIL);
     }
 
     for (int64_t pass = 1; pass <= passes; pass++) {

@@ -19,6 +19,23 @@ def check(name, ok, got=None):
     failed += not ok
 
 
+def renders(script, folder, table_text):
+    """plots/SCRIPT draws table_text (written to folder) into a PNG, where gnuplot is."""
+    global skipped
+    if not shutil.which("gnuplot"):
+        print(f"SKIP plots/{script}: no gnuplot")
+        skipped += 1
+        return
+    root = os.path.dirname(os.path.dirname(HERE))
+    table, png = os.path.join(folder, "t.csv"), os.path.join(folder, "t.png")
+    with open(table, "w") as f:
+        f.write(table_text)
+    g = subprocess.run(["gnuplot", "-c", os.path.join(root, "plots", script), png, table, "x"],
+                       capture_output=True, text=True, cwd=root)
+    check(f"plots/{script} renders the table", g.returncode == 0 and os.path.getsize(png) > 1000,
+          (g.returncode, g.stderr[-300:]))
+
+
 def write(logs, name, **d):
     with open(os.path.join(logs, name), "w") as f:
         json.dump(d, f)
@@ -55,18 +72,7 @@ with tempfile.TemporaryDirectory() as run:
     check("a folder without logs/: exit 2 and one line", p.returncode == 2 and len(p.stderr.splitlines()) == 1,
           (p.returncode, p.stderr))
     # the figure from that table (a failed pair's empty columns included), where gnuplot is
-    root = os.path.dirname(os.path.dirname(HERE))
-    if shutil.which("gnuplot"):
-        table, png = os.path.join(run, "t.csv"), os.path.join(run, "t.png")
-        with open(table, "w") as f:
-            f.write(p_table)
-        g = subprocess.run(["gnuplot", "-c", os.path.join(root, "plots", "zoo_tradeoff_live.gp"), png, table, "x"],
-                           capture_output=True, text=True, cwd=root)
-        check("plots/zoo_tradeoff_live.gp renders the table", g.returncode == 0 and os.path.getsize(png) > 1000,
-              (g.returncode, g.stderr[-300:]))
-    else:
-        print("SKIP plots/zoo_tradeoff_live.gp: no gnuplot")
-        skipped += 1
+    renders("zoo_tradeoff_live.gp", run, p_table)
     p = subprocess.run([sys.executable, os.path.join(HERE, "tradeoff.py"), run, "--a", "def", "--b", "lowe"],
                        capture_output=True, text=True)
     check("a SPEC name the run lacks: exit 1, named", p.returncode == 1 and "lowe" in p.stderr and not p.stdout,
@@ -104,18 +110,7 @@ with tempfile.TemporaryDirectory() as run:
           b.get("b_call") == "meets both" and b.get("tradeoff") == "", b)
     check("procs: an interval across 1.03 leaves the speed unresolved, no trade-off claimed",
           c.get("b_call") == "speed unresolved" and c.get("tradeoff") == "", c)
-    if shutil.which("gnuplot"):
-        table, png = os.path.join(run, "t.csv"), os.path.join(run, "t.png")
-        with open(table, "w") as f:
-            f.write(p.stdout)
-        root = os.path.dirname(os.path.dirname(HERE))
-        g = subprocess.run(["gnuplot", "-c", os.path.join(root, "plots", "zoo_tradeoff_procs.gp"), png, table, "x"],
-                           capture_output=True, text=True, cwd=root)
-        check("plots/zoo_tradeoff_procs.gp renders the table", g.returncode == 0 and os.path.getsize(png) > 1000,
-              (g.returncode, g.stderr[-300:]))
-    else:
-        print("SKIP plots/zoo_tradeoff_procs.gp: no gnuplot")
-        skipped += 1
+    renders("zoo_tradeoff_procs.gp", run, p.stdout)
     p = subprocess.run(procs[:-1] + ["lowe"], capture_output=True, text=True)
     check("procs: a SPEC name the run lacks: exit 1, named", p.returncode == 1 and "lowe" in p.stderr and not p.stdout,
           (p.returncode, p.stderr))

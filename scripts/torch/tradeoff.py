@@ -74,12 +74,17 @@ def cell(v):
     return str(v)
 
 
-def main(argv):
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def arguments(doc, argv):
+    """RUNDIR, --a and --b: the command line of both trade-off scripts (tradeoff_procs.py)."""
+    ap = argparse.ArgumentParser(description=doc.splitlines()[0])
     ap.add_argument("rundir")
     ap.add_argument("--a", default="vramlab-expandable", help="the reference SPEC's allocator name")
     ap.add_argument("--b", required=True, help="the other SPEC's allocator name (--define'd)")
-    args = ap.parse_args(argv)
+    return ap.parse_args(argv)
+
+
+def main(argv):
+    args = arguments(__doc__, argv)
     if not os.path.isdir(os.path.join(args.rundir, "logs")):
         print(f"tradeoff: {args.rundir}: no logs/ folder (a torch-bench run's)", file=sys.stderr)
         return 2

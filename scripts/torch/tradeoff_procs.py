@@ -17,13 +17,13 @@ waste (peak reserved / peak allocated), map and unmap calls per step and the all
 time per step; then what each SPEC shows against both limits (call), and whether the run
 shows the trade-off (tradeoff: one SPEC over the waste limit, the other shown slower).
 Exit 1 where a SPEC has no row in the run (a typo compares nothing), 2 on usage."""
-import argparse
 import csv
 import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import bench_stats  # noqa: E402
+import tradeoff  # noqa: E402
 
 SIDE = ("n", "ratio", "ratio_lo", "ratio_hi", "ratio_mean", "ratio_mean_lo", "ratio_mean_hi", "speed", "waste",
         "maps_per_step", "unmaps_per_step", "alloc_ms", "call")
@@ -72,11 +72,7 @@ def rows_of(summary, a, b):
 
 
 def main(argv):
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("rundir")
-    ap.add_argument("--a", default="vramlab-expandable", help="the reference SPEC's allocator name")
-    ap.add_argument("--b", required=True, help="the other SPEC's allocator name (--define'd)")
-    args = ap.parse_args(argv)
+    args = tradeoff.arguments(__doc__, argv)
     path = os.path.join(args.rundir, "summary.csv")
     if not os.path.isfile(path):
         print(f"tradeoff_procs: {args.rundir}: no summary.csv (a torch-bench run's)", file=sys.stderr)
@@ -93,7 +89,7 @@ def main(argv):
     w = csv.writer(sys.stdout, lineterminator="\n")
     w.writerow(FIELDS)
     for r in rows_of(summary, args.a, args.b):
-        w.writerow(["" if r.get(k) is None else (f"{r[k]:.5g}" if isinstance(r[k], float) else r[k]) for k in FIELDS])
+        w.writerow([tradeoff.cell(r.get(k)) for k in FIELDS])
     return 0
 
 
