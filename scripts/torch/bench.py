@@ -345,6 +345,8 @@ def worker(args):
                step_ms_median=bench_stats.rankstats.quantile_median(timed_ms),
                step_ms_mean=sum(timed_ms) / len(timed_ms),
                alloc_ms_median=bench_stats.rankstats.quantile_median(alloc_ms) if alloc_ms else None,
+               # the mean: what the timed steps paid in all (relocation comes in bursts the median hides)
+               alloc_ms_mean=sum(alloc_ms) / len(alloc_ms) if alloc_ms else None,
                stats_from=source, **paired_out, **calls, **probes,
                device_used_base_bytes=state["used_base"], device_used_max_bytes=max(state["used_max"], t - f),
                device_used_end_bytes=t - f, **peaks,

@@ -177,6 +177,8 @@ def samples(workload="wA", slow=1.0, waste=None, results="1.5 2.25 3.0", bad_res
                        results=bad_results if (bad_results and a == "vramlab-expandable") else results)
             if a.startswith("vramlab"):  # time inside the plugin per step (VRAMLAB_TIME=1)
                 row["alloc_ms_median"] = 0.3 if a == "vramlab-expandable" else 0.1
+                # the mean per process: bursts of relocation (expandable: 2.0 + the round)
+                row["alloc_ms_mean"] = 2.0 + r if a == "vramlab-expandable" else 0.1
             rows.append(row)
             k += 1
     return rows
@@ -210,6 +212,9 @@ check("interval coverage recorded", abs(by["torch"]["step_ms_ci"] - 0.9375) < 1e
 check("maps and unmaps per step summarized", by["vramlab-expandable"]["maps_per_step"] == 12.0
       and by["vramlab-expandable"]["unmaps_per_step"] == 11.0 and by["vramlab"]["maps_per_step"] == 0.0
       and by["torch"]["maps_per_step"] == 2.5, by["vramlab-expandable"])
+check("allocator time: the median over processes of their medians and of their means",
+      by["vramlab-expandable"]["alloc_ms"] == 0.3 and by["vramlab-expandable"]["alloc_ms_mean"] == 5.0
+      and by["torch"]["alloc_ms_mean"] is None, by["vramlab-expandable"])
 check("counters an allocator does not keep: empty, not 0", by["rmm-pool"]["maps_per_step"] is None
       and by["rmm-pool"]["unmaps_per_step"] is None and by["torch"]["alloc_ms"] is None, by["rmm-pool"])
 check("device memory taken: max - base", by["vramlab-expandable"]["device_used_bytes"] == int(1e9 * 1.01),

@@ -14,7 +14,7 @@ workload and SPEC: the step time against PyTorch's default allocator between pro
 (the median step's and the mean step's Hodges-Lehmann ratio with their 95% intervals),
 the speed call over both intervals (ok, slower, inconclusive: bench_stats.speed_of), the
 waste (peak reserved / peak allocated), map and unmap calls per step and the allocator's
-time per step; then what each SPEC shows against both limits (call), and whether the run
+time per step (the median and the mean over steps, each a median over processes); then what each SPEC shows against both limits (call), and whether the run
 shows the trade-off (tradeoff: one SPEC over the waste limit, the other shown slower).
 Exit 1 where a SPEC has no row in the run (a typo compares nothing), 2 on usage."""
 import csv
@@ -26,7 +26,7 @@ import bench_stats  # noqa: E402
 import tradeoff  # noqa: E402
 
 SIDE = ("n", "ratio", "ratio_lo", "ratio_hi", "ratio_mean", "ratio_mean_lo", "ratio_mean_hi", "speed", "waste",
-        "maps_per_step", "unmaps_per_step", "alloc_ms", "call")
+        "maps_per_step", "unmaps_per_step", "alloc_ms", "alloc_ms_mean", "call")
 FIELDS = ("workload", "torch_step_ms") + tuple(f"{s}_{k}" for s in "ab" for k in SIDE) + ("tradeoff",)
 
 
