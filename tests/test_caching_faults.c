@@ -161,8 +161,7 @@ static void sweep(const char *alloc_spec, arm_fn arm, count_fn count, int op, in
 }
 
 static const char *const specs[] = {"caching", "caching:segments=expandable,chunk=2MiB",
-                                    "caching:segments=expandable,reclaim=-1",
-                                    "caching:segments=expandable,idle_gate=1"};
+                                    "caching:segments=expandable,reclaim=-1"};
 
 static void test_every_device_call_may_fail(void **state)
 {

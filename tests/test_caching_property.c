@@ -54,10 +54,6 @@ static const config configs[] = {
     {"sim:capacity=4GiB,events=manual,overhead=3GiB", "caching:segments=expandable"},
     /* pack=1 with idle streams: their ranges packed again (holes filled, lent) */
     {"sim:capacity=1GiB,events=manual", "caching:segments=expandable,pack=1", 1},
-    /* the idle gate: spans and budget raises only where a growth finds its stream idle,
-     * with events completing at random (so streams are busy or idle at their growths) */
-    {"sim:capacity=1GiB,events=manual", "caching:segments=expandable,idle_gate=1"},
-    {"sim:capacity=1GiB,events=manual", "caching:segments=expandable,idle_gate=1,span=16MiB", 1},
     /* park=0: the invariants without parking (no shadow: it would be the same) */
     {"sim:capacity=1GiB,events=manual", "caching:park=0"},
 };
@@ -345,7 +341,7 @@ static void run_threads(const char *alloc_spec)
 static void test_threads(void **state) { run_threads(*state); }
 
 /* Every configs[] entry needs its line below. */
-_Static_assert(NCONFIGS == 15, "list every configs[] entry in VL_TEST_MAIN");
+_Static_assert(NCONFIGS == 13, "list every configs[] entry in VL_TEST_MAIN");
 
 VL_TEST_MAIN(cmocka_unit_test_prestate(test_random_ops, (void *)&configs[0]),
              cmocka_unit_test_prestate(test_random_ops, (void *)&configs[1]),
@@ -360,8 +356,6 @@ VL_TEST_MAIN(cmocka_unit_test_prestate(test_random_ops, (void *)&configs[0]),
              cmocka_unit_test_prestate(test_random_ops, (void *)&configs[10]),
              cmocka_unit_test_prestate(test_random_ops, (void *)&configs[11]),
              cmocka_unit_test_prestate(test_random_ops, (void *)&configs[12]),
-             cmocka_unit_test_prestate(test_random_ops, (void *)&configs[13]),
-             cmocka_unit_test_prestate(test_random_ops, (void *)&configs[14]),
              cmocka_unit_test_prestate(test_threads, (void *)"caching"),
              cmocka_unit_test_prestate(test_threads, (void *)"caching:segments=expandable"),
              cmocka_unit_test_prestate(test_threads, (void *)"caching:segments=expandable,span=64MiB"),

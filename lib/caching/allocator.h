@@ -158,7 +158,6 @@ typedef struct vl_caching_config {
     int pack;              /* expandable with pack=1 (0 for classic): lowest of a few fits; idle ranges laid out again */
     int oom_report;        /* print the OOM report to stderr */
     int park;              /* park a stream's last free (park.h) */
-    int idle_gate;         /* expandable: spans and budget raises only where the stream is idle (segments_expandable.c) */
 } vl_caching_config;
 
 typedef struct vl_caching {

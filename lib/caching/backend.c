@@ -61,13 +61,6 @@ static const vl_opt caching_options[] = {
              "fill the holes of its ranges (of at most 33 blocks) with the chunks at their tops, lent, "
              "so each becomes one free block from its start, as a cold pass finds it; 0 (the default): "
              "best fit only, as PyTorch (lib/caching/README.md)"},
-    {.name = "idle_gate", .kind = VL_OPT_BOOL, .default_value = "0",
-     .help = "expandable, experimental: at each growth ask whether the stream still has queued work "
-             "(an event recorded then, queried at once); while it has, the host's time in map calls "
-             "overlaps the GPU's, so growth maps chunk by chunk (no span, which only a whole free span "
-             "can give back) and relocation does not raise the reclaim budget; an idle stream (the "
-             "host is what the GPU waits for, as in a trace replay) behaves as with 0. On the simulated "
-             "device with immediate events every stream is idle (lib/caching/README.md)"},
     {.name = "park", .kind = VL_OPT_BOOL, .default_value = "1",
      .help = "a stream's last free waits, uncoalesced, for the stream's next request, which takes "
              "it back without the free lists when best fit would give it that same block (the "
@@ -95,7 +88,6 @@ static int caching_open(vl_allocator *a, const vl_spec *spec, char *err, size_t 
     cfg.split_toward_hole = vl_spec_choice(spec, "split") == 1;
     cfg.pack = cfg.expandable && vl_spec_bool(spec, "pack"); /* classic segments have nothing to pack */
     cfg.park = vl_spec_bool(spec, "park") && !cfg.pack; /* pack=1 lays an idle stream out at its last free */
-    cfg.idle_gate = cfg.expandable && vl_spec_bool(spec, "idle_gate");
     /* Options that cannot work are usage errors here, not failures later. */
     if (div < 0 || div > 1 << 20 || (div & (div - 1)) != 0) {
         snprintf(err, errlen, "caching: roundup_div must be 0 or a power of two, got %lld", (long long)div);
@@ -300,15 +292,6 @@ size_t vl_caching_block_size(vl_allocator *a, void *p)
     size_t size = slot ? ((vl_cblock *)(uintptr_t)slot->value)->size : 0;
     vl_lock_release(&c->lock);
     return size;
-}
-
-double vl_caching_reclaim_budget(vl_allocator *a)
-{
-    vl_caching *c = impl(a);
-    vl_lock_acquire(&c->lock);
-    double budget = c->budget;
-    vl_lock_release(&c->lock);
-    return budget;
 }
 
 int vl_caching_on_growth(vl_allocator *a, vl_caching_growth_fn fn, void *ctx)

@@ -24,11 +24,6 @@ int vl_caching_last_error(vl_allocator *a, char *buf, size_t buflen);
  * not allocated by a. */
 size_t vl_caching_block_size(vl_allocator *a, void *p);
 
-/* The expandable reclaim budget now (lib/caching/budget.c): reserved may exceed a stream's
- * peak allocated by this share before reclaim unmaps; it starts at `reclaim` and rises
- * up to `reclaim_max` where reclaim keeps relocating memory. a must be a caching allocator. */
-double vl_caching_reclaim_budget(vl_allocator *a);
-
 /* Requests served by taking the stream's parked block back (lib/caching/park.h): the
  * cache-hit fast path, since open. */
 unsigned long long vl_caching_park_hits(vl_allocator *a);

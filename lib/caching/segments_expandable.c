@@ -141,36 +141,14 @@ static void put_headers(vl_caching *c, vl_cblock **h, int n)
         if (h[i]) vl_slab_put(&c->blocks, h[i]);
 }
 
-/* Whether stream st still has queued work (idle_gate): an event recorded now and queried
- * at once is not complete yet. Then the host is ahead of the GPU and the time it spends in
- * map calls overlaps the GPU's work; H200, the zoo at 0852205/f2f55a2: one map call per
- * chunk and a fixed 0.8% budget spent about 8.5 ms more of host time per ckpt step in
- * the allocator than the default, and the mean step grew by about 1.2 ms
- * (results/reference/h200-zoo-tradeoff-targeted-f2f55a2/).
- * A device that cannot say (a failed record or query, recorded) counts as idle: as
- * without the gate. */
-static int stream_busy(vl_caching *c, const vl_cstream *st)
-{
-    vl_event e;
-    int rc = c->dev->ops->event_record(c->dev, st->handle, &e);
-    if (rc != VL_DEV_OK) {
-        vl_caching_fail(c, VL_CACHING_ERR_DEVICE, "event_record for the idle gate", rc);
-        return 0;
-    }
-    int done = c->dev->ops->event_query(c->dev, e);
-    c->dev->ops->event_release(c->dev, e);
-    if (done < 0) vl_caching_fail(c, VL_CACHING_ERR_DEVICE, "event_query for the idle gate", done);
-    return done == 0;
-}
-
 /* Maps [lo, lo+bytes) (both ends on chunk boundaries) span by span: first with the
  * memory of spans that lend (release.c; lend may be NULL), then with kept memory where
  * there is some, then fresh, in spans of at most cfg.span (on a device OOM, kept memory
- * that did not fit is given back first; spans = 0: one call per chunk). On a device OOM or error it
+ * that did not fit is given back first). On a device OOM or error it
  * unmaps what it mapped (never used: no waiting) and returns VL_DEV_OOM or VL_DEV_ERROR
  * (recorded), leaving everything as it was (unless that unmap fails too: then the
  * device is lost). */
-static int map_range(vl_caching *c, vl_csegment *s, uintptr_t lo, size_t bytes, vl_clend *lend, int spans)
+static int map_range(vl_caching *c, vl_csegment *s, uintptr_t lo, size_t bytes, vl_clend *lend)
 {
     int64_t n = 0;
     vl_cretire *lender = lend ? lend->batch : NULL;
@@ -183,13 +161,13 @@ static int map_range(vl_caching *c, vl_csegment *s, uintptr_t lo, size_t bytes, 
         if (size) lent_end = a + size;
         else if (!weighed++ && !fresh_could_fit(c, end - a, &reach)) rc = VL_DEV_OOM;
         else {
-            rc = vl_release_map_span(c, s, a, fresh_span(c, s, a, end, spans ? reach : 0), &size);
+            rc = vl_release_map_span(c, s, a, fresh_span(c, s, a, end, reach), &size);
             if (rc == VL_DEV_OOM && !gave++ && c->spare_bytes > 0) {
                 /* Kept memory of sizes this range could not take: given back, it lets
                  * the map go on instead of unmapping what was mapped and trying again
                  * (once: a release the device refuses leaves spares, recorded). */
                 vl_release_spares(c, 0);
-                rc = vl_release_map_span(c, s, a, fresh_span(c, s, a, end, spans ? reach : 0), &size);
+                rc = vl_release_map_span(c, s, a, fresh_span(c, s, a, end, reach), &size);
             }
         }
         if (rc == VL_DEV_OK) {
@@ -473,7 +451,6 @@ vl_cblock *vl_expandable_grow(vl_caching *c, vl_cpool *p, size_t rounded, int *r
     vl_cstream *st = p->stream;
     vl_clend lend = {NULL, NULL, 0};
     int reclaimed = 0;
-    int busy = c->cfg.idle_gate && stream_busy(c, st); /* asked before reclaim queues its own event */
     if (c->cfg.reclaim >= 0) {
         /* The stream's reserved may grow to (1 + reclaim) x its peak allocated (counting
          * this request); past that, the new chunks come out of its own free ones: retired
@@ -505,7 +482,7 @@ vl_cblock *vl_expandable_grow(vl_caching *c, vl_cpool *p, size_t rounded, int *r
         return NULL;
     }
     int64_t maps_before = c->st.device_allocs;
-    int mrc = map_range(c, best.u->seg, best.lo, best.bytes, &lend, !busy);
+    int mrc = map_range(c, best.u->seg, best.lo, best.bytes, &lend);
     if (mrc == VL_DEV_OOM && c->cfg.reclaim >= 0 &&
         reclaim_under_pressure(c, best.bytes, best.u->prev, best.u->next) > 0) {
         put_headers(c, pieces, npieces);
@@ -516,14 +493,14 @@ vl_cblock *vl_expandable_grow(vl_caching *c, vl_cpool *p, size_t rounded, int *r
             *rc = VL_DEV_ERROR;
             return NULL;
         }
-        mrc = map_range(c, best.u->seg, best.lo, best.bytes, NULL, !busy); /* the batch was drained */
+        mrc = map_range(c, best.u->seg, best.lo, best.bytes, NULL); /* the batch was drained */
     }
     if (mrc != VL_DEV_OK) {
         put_headers(c, pieces, npieces);
         *rc = mrc;
         return NULL;
     }
-    if (reclaimed && !busy) vl_budget_relocated(c, c->st.device_allocs - maps_before);
+    if (reclaimed) vl_budget_relocated(c, c->st.device_allocs - maps_before);
     if (c->spare_bytes > 0) vl_release_spares(c, vl_release_spare_cap(c));
     /* Cut the unmapped block into [unmapped][mapped, now FREE][unmapped]. */
     vl_csegment *s = best.u->seg;
@@ -584,7 +561,7 @@ static void consolidate_range(vl_caching *c, vl_csegment *s)
         if (!retire_free_block(c, s, top, h->size, &released, &list, &right)) return;
         vl_cretire *batch = vl_release_queue(c, st, list);
         vl_clend lend = {batch, batch ? batch->blocks : NULL, batch ? batch->blocks->addr : 0};
-        if (map_range(c, s, h->addr, h->size, batch ? &lend : NULL, 1) != VL_DEV_OK) return;
+        if (map_range(c, s, h->addr, h->size, batch ? &lend : NULL) != VL_DEV_OK) return;
         unmapped_remove(s, h);
         h = vl_caching_release_block(c, h); /* FREE, merged with the FREE blocks beside it */
     }
