@@ -134,7 +134,8 @@ static void parse_fit(vl_cli *cli)
     }
 }
 
-/* --growth-log: a caching allocator's, into a file that is neither the trace nor -o's. */
+/* --growth-log: a caching allocator's, into a file that is no input (the trace, a file
+ * of the SPECs, the program) and not -o's. */
 static void check_growth_log(vl_cli *cli)
 {
     if (!growth_log_path) return;
@@ -143,8 +144,8 @@ static void check_growth_log(vl_cli *cli)
         vl_cli_usage_error(cli, "--growth-log needs --alloc caching[:...] (it is the caching allocator's), not '%s'",
                            cli->alloc.name);
     if (strcmp(growth_log_path, "-") == 0) vl_cli_usage_error(cli, "--growth-log needs a file, not standard output");
-    if ((trace_path && (strcmp(growth_log_path, trace_path) == 0 || vl_csv_same_file(growth_log_path, trace_path))))
-        vl_cli_usage_error(cli, "--growth-log %s names the trace: refused, the input is left as it was", growth_log_path);
+    vl_program_refuse_onto_inputs(cli, &def, growth_log_path, "--growth-log");
+    /* neither file exists yet, so their names are compared too */
     if (cli->output && (strcmp(growth_log_path, cli->output) == 0 || vl_csv_same_file(growth_log_path, cli->output)))
         vl_cli_usage_error(cli, "--growth-log %s names the -o file: give it a file of its own", growth_log_path);
 }

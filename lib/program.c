@@ -11,25 +11,21 @@
  * tables, pool bookkeeping): smaller differences are not reported as leaks. */
 #define VL_LEAK_TOLERANCE_BYTES (4u << 20)
 
-/* -o onto an input would replace what the run reads with its results: refused before
- * anything runs, the input left as it was. Inputs: the program's own input file, every
- * text value of --alloc and --device (a plugin's .so), the program itself. */
-static void refuse_output_onto_input(const vl_program *p, const vl_program_def *def)
+void vl_program_refuse_onto_inputs(const vl_cli *cli, const vl_program_def *def, const char *out, const char *flag)
 {
-    const char *out = p->cli.output;
     if (!out || strcmp(out, "-") == 0) return;
-    if (def->input && vl_csv_same_file(out, *def->input))
-        vl_cli_usage_error(&p->cli, "-o %s names the input %s: refused, the input is left as it was", out,
+    if (def->input && *def->input && vl_csv_same_file(out, *def->input))
+        vl_cli_usage_error(cli, "%s %s names the input %s: refused, the input is left as it was", flag, out,
                            *def->input);
-    const vl_spec *specs[] = {p->cli.no_alloc ? NULL : &p->cli.alloc, &p->cli.device};
+    const vl_spec *specs[] = {cli->no_alloc ? NULL : &cli->alloc, &cli->device};
     for (size_t i = 0; i < sizeof specs / sizeof specs[0]; i++)
         for (size_t k = 0; specs[i] && k < specs[i]->nvalues; k++) {
             const vl_spec_value *v = &specs[i]->values[k];
             if (v->given && v->opt->kind == VL_OPT_STRING && vl_csv_same_file(out, v->text))
-                vl_cli_usage_error(&p->cli, "-o %s names %s of the SPEC: refused", out, v->text);
+                vl_cli_usage_error(cli, "%s %s names %s of the SPEC: refused", flag, out, v->text);
         }
     if (vl_csv_same_file(out, "/proc/self/exe"))
-        vl_cli_usage_error(&p->cli, "-o %s names this program: refused", out);
+        vl_cli_usage_error(cli, "%s %s names this program: refused", flag, out);
 }
 
 void vl_program_start(vl_program *p, const vl_program_def *def, int argc, char **argv)
@@ -42,7 +38,7 @@ void vl_program_start(vl_program *p, const vl_program_def *def, int argc, char *
     p->cli.seed = 42;
     vl_cli_parse(&p->cli, argc, argv, def->options, NULL, 0, NULL);
     if (def->check_options) def->check_options(&p->cli);
-    refuse_output_onto_input(p, def);
+    vl_program_refuse_onto_inputs(&p->cli, def, p->cli.output, "-o");
 
     char err[512];
     int status;

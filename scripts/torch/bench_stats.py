@@ -36,9 +36,10 @@ One sample is one process: one workload run once under one allocator. Per
                  calibration on the run itself: near 0.05 it keeps its level). On the H100 run
                  it was chosen on (results/reference/h100-zoo-probe-2c654c3) it cut the
                  spread 1.2-2.8x on 9 of 13 workloads, and its interval excluded 1 in 6%
-                 of label shuffles at 4 a side (slightly liberal). A diagnostic, never
-                 the verdict, until runs it was not chosen on confirm it; empty where a
-                 process lacks the probe;
+                 of label shuffles at 4 a side (slightly liberal); on an H200 run it was
+                 not chosen on (results/reference/h200-zoo-tradeoff-0852205) the spread
+                 fell on 10 of 11 and the share was 5.8%. A diagnostic, never the
+                 verdict; empty where a process lacks the probe;
   procs_needed   how many processes a side would bound the ratio to +-3% (an interval of
                  half-width ln 1.03 around a ratio of 1) at the spread these processes
                  show: 2 (z s / ln 1.03)^2 / 0.955, s the pooled standard deviation of the
@@ -602,9 +603,14 @@ def append_csv(path, fields, row, digits=4):
         os.fsync(f.fileno())
 
 
-def read_csv(path):
+def read_csv(path, comments=None):
+    """The rows of a CSV written by write_csv; where comments is a list, its '#' lines
+    (whole, newline included) are appended to it."""
     with open(path, newline="") as f:
-        return list(csv.DictReader(line for line in f if not line.startswith("#")))
+        lines = f.readlines()
+    if comments is not None:
+        comments.extend(line for line in lines if line.startswith("#"))
+    return list(csv.DictReader(line for line in lines if not line.startswith("#")))
 
 
 def _x(v, d=4):
@@ -630,16 +636,15 @@ def table(summary, verdicts):
     lines = [f"{'half':7} {'workload':11} {'allocator':19} {'n':>2} {'step ms':>8} {'x torch':>7} {'[95% HL]':>17} "
              f"{'speed':>12} {'waste':>7} {'dev MiB':>8} {'maps/st':>8} {'unmaps/st':>9} {'alloc us':>8} {'mean us':>8} "
              f"{'equal':>6}"]
+    us = lambda ms: ms * 1e3 if ms is not None else None  # noqa: E731  (ms per step -> us)
     for s in summary:
-        am = s.get("alloc_ms")
         lines.append(
             f"{s['half'] or '-':7} {s['workload']:11} {s['allocator']:19} {s['n']:>2} {x(s['step_ms']):>8} "
             f"{_ratio_cell(s, x(s['ratio'])):>7} {_interval(s['ratio_lo'], s['ratio_hi']) or '-':>17} "
             f"{s['speed'] or '-':>12} "
             f"{x(s['waste'], 5):>7} "  # 1.0215, not 1.02: the limit is 1.02
             f"{x(_mib(s['device_used_bytes']), 5):>8} {x(s['maps_per_step'], 3):>8} {x(s['unmaps_per_step'], 3):>9} "
-            f"{x(am * 1e3 if am is not None else None, 4):>8} "
-            f"{x(s['alloc_ms_mean'] * 1e3 if s.get('alloc_ms_mean') is not None else None, 4):>8} "
+            f"{x(us(s.get('alloc_ms')), 4):>8} {x(us(s.get('alloc_ms_mean')), 4):>8} "
             f"{s['equal'] or '-':>6}"
             + (f"  ({s['failed']} failed)" if s["failed"] else ""))
     lines.append("")

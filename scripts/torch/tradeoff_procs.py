@@ -77,9 +77,8 @@ def main(argv):
     if not os.path.isfile(path):
         print(f"tradeoff_procs: {args.rundir}: no summary.csv (a torch-bench run's)", file=sys.stderr)
         return 2
-    summary = bench_stats.read_csv(path)
-    with open(path) as f:  # the run's conditions (git, device, ...) go on with its figures
-        conditions = [line for line in f if line.startswith("# ")]
+    conditions = []  # the run's '#' lines (git, device, ...) go on with its figures
+    summary = bench_stats.read_csv(path, conditions)
     for name in ("torch", args.a, args.b):
         if not any(r.get("allocator") == name for r in summary):
             print(f"tradeoff_procs: {args.rundir}: no process of {name} in summary.csv", file=sys.stderr)
