@@ -13,6 +13,11 @@
  * X" instead: for each allocator SPEC, the smallest simulated capacity at which every
  * pass replays without an OOM (lib/trace/fit.h), one CSV row per SPEC.
  *
+ * --static-layout (with --device sim) replays nothing: it lays the trace out offline, each
+ * block at one offset for its whole life, knowing every lifetime (lib/trace/layout.h), and
+ * writes one row per heuristic and the best: how little an allocator that never moves a
+ * block, so makes no map or unmap call once warm, could reserve for this trace.
+ *
  * --growth-log FILE (caching allocator) writes every growth to a second CSV: the request,
  * the largest free block it could have used, the free bytes, reserved before and after,
  * the device calls (lib/caching/caching.h, vl_caching_growth): where reserved rose
@@ -28,6 +33,7 @@
 #include "program.h"
 #include "stats.h"
 #include "trace/fit.h"
+#include "trace/layout.h"
 #include "trace/load.h"
 #include "trace/replay.h"
 #include "trace/trace.h"
@@ -40,6 +46,10 @@ static int64_t passes = 3;
 static const char *fit_list = NULL;
 static uint64_t fit_resolution = 0;
 static const char *growth_log_path = NULL;
+static int static_layout = 0;
+static uint64_t layout_chunk = 0;
+#define VL_LAYOUT_DEFAULT_CHUNK ((uint64_t)2 << 20)
+#define VL_LAYOUT_ALIGN 512 /* the caching allocator's rounding */
 
 /* --fit default: vramlab's caching allocator in both segment modes (raw and async need
  * a CUDA device; --fit replays on the simulated one). */
@@ -62,6 +72,13 @@ static const vl_cli_opt options[] = {
     {"fit-resolution", VL_CLI_SIZE, &fit_resolution,
      "--fit: the capacity step of the search (0: 2 MiB, the simulated device's default granularity, "
      "at which the answer is exact)", 0, (double)(1ull << 40)},
+    {"static-layout", VL_CLI_FLAG, &static_layout,
+     "with --device sim: replay nothing; lay the trace out offline, every block at one offset for its whole life, "
+     "with each heuristic of lib/trace/layout.h, and write one row per heuristic and the best: footprint (chunks "
+     "touched) / peak live bytes, what a static layout needs; --alloc is not used", 0, 0},
+    {"layout-chunk", VL_CLI_SIZE, &layout_chunk,
+     "--static-layout: the mapping grain the footprint counts in (0: 2 MiB, expandable's chunk; a power of two "
+     ">= 512)", 0, (double)(1ull << 40)},
     {"growth-log", VL_CLI_STRING, &growth_log_path,
      "caching allocator: write every growth (request, largest usable free block, free bytes, reserved before and "
      "after, device calls; pass and operation) to this CSV file", 0, 0},
@@ -150,8 +167,25 @@ static void check_growth_log(vl_cli *cli)
         vl_cli_usage_error(cli, "--growth-log %s names the -o file: give it a file of its own", growth_log_path);
 }
 
+/* --static-layout: on the simulated device (nothing is replayed), alone. */
+static void check_static_layout(vl_cli *cli)
+{
+    if (!static_layout) {
+        if (layout_chunk) vl_cli_usage_error(cli, "--layout-chunk applies to --static-layout only");
+        return;
+    }
+    if (strcmp(cli->device.name, "sim") != 0)
+        vl_cli_usage_error(cli, "--static-layout replays nothing and needs no GPU: add --device sim");
+    if (fit_list) vl_cli_usage_error(cli, "--static-layout and --fit are separate runs: give one");
+    if (growth_log_path) vl_cli_usage_error(cli, "--growth-log applies to replay passes, not to --static-layout");
+    if (layout_chunk && (layout_chunk < VL_LAYOUT_ALIGN || (layout_chunk & (layout_chunk - 1))))
+        vl_cli_usage_error(cli, "--layout-chunk %llu: a power of two of at least %d bytes",
+                           (unsigned long long)layout_chunk, VL_LAYOUT_ALIGN);
+}
+
 static void check_options(vl_cli *cli)
 {
+    check_static_layout(cli);
     parse_fit(cli); /* before the trace: a bad option is found without reading it */
     check_growth_log(cli);
     load_trace(cli);
@@ -259,6 +293,57 @@ static int end_run(vl_program *p, vl_replay *r, vl_bench_streams *streams, int *
     return status != VL_EXIT_OK ? status : finish;
 }
 
+static void layout_row(vl_csv *csv, const char *name, const vl_layout_result *r)
+{
+    char ext[32] = "", foot[32] = "";
+    if (r->peak_bytes) {
+        snprintf(ext, sizeof ext, "%.4f", (double)r->extent_bytes / (double)r->peak_bytes);
+        snprintf(foot, sizeof foot, "%.4f", (double)r->footprint_bytes / (double)r->peak_bytes);
+    }
+    vl_csv_row(csv, "\"%s\",%llu,%llu,%llu,%s,%s", name, (unsigned long long)r->peak_bytes,
+               (unsigned long long)r->extent_bytes, (unsigned long long)r->footprint_bytes, ext, foot);
+}
+
+/* --static-layout: one row per heuristic, then the best (the smallest footprint; every
+ * layout is checked independently before it counts). Returns the exit status. */
+static int layout_rows(vl_program *p)
+{
+    uint64_t chunk = layout_chunk ? layout_chunk : VL_LAYOUT_DEFAULT_CHUNK;
+    vl_csv_meta(p->csv, "static_layout", "offline greedy layouts knowing every lifetime (lib/trace/layout.h): "
+                "footprint = chunks touched by any block; the best is an upper bound on the best static layout, "
+                "peak_bytes the lower one");
+    vl_csv_meta(p->csv, "layout_chunk_bytes", "%llu", (unsigned long long)chunk);
+    vl_csv_meta(p->csv, "layout_align_bytes", "%d", VL_LAYOUT_ALIGN);
+    vl_csv_header(p->csv, "heuristic,peak_bytes,extent_bytes,footprint_bytes,extent_ratio,footprint_ratio");
+    uint64_t *offsets = malloc((trace.nallocs ? trace.nallocs : 1) * sizeof *offsets);
+    if (!offsets) {
+        fprintf(stderr, "%s: out of host memory\n", p->cli.prog);
+        return VL_EXIT_FAIL;
+    }
+    vl_layout_result best = {0};
+    int best_h = -1;
+    for (int h = 0; h < VL_LAYOUT_NHEURISTICS; h++) {
+        vl_layout_result r;
+        char err[512];
+        if (vl_trace_layout(&trace, (vl_layout_heuristic)h, VL_LAYOUT_ALIGN, chunk, offsets, &r, err, sizeof err) != 0 ||
+            vl_trace_layout_check(&trace, offsets, VL_LAYOUT_ALIGN, err, sizeof err) != 0) {
+            fprintf(stderr, "%s: --static-layout %s: %s\n", p->cli.prog, vl_layout_heuristic_name(h), err);
+            free(offsets);
+            return VL_EXIT_FAIL;
+        }
+        layout_row(p->csv, vl_layout_heuristic_name(h), &r);
+        if (best_h < 0 || r.footprint_bytes < best.footprint_bytes) {
+            best = r;
+            best_h = h;
+        }
+    }
+    free(offsets);
+    char name[64];
+    snprintf(name, sizeof name, "best (%s)", vl_layout_heuristic_name(best_h));
+    layout_row(p->csv, name, &best);
+    return VL_EXIT_OK;
+}
+
 int main(int argc, char **argv)
 {
     vl_program p;
@@ -280,6 +365,7 @@ int main(int argc, char **argv)
 
     write_trace_meta(p.csv, &trace);
     if (fit_list) return end_run(&p, &r, &streams, is_default, fit_rows(&p, streams.s));
+    if (static_layout) return end_run(&p, &r, &streams, is_default, layout_rows(&p));
     char acols[256], fcols[256];
     char header[1024];
     snprintf(header, sizeof header,

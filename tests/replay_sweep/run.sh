@@ -9,6 +9,7 @@
 #    step; the default's budget rises and its later steps map nothing, at waste <= 1.25;
 #    the fixed budget's warm passes map only for growths despite free memory (relocation:
 #    maps_despite_free equals maps), from replay --growth-log;
+#  - layout.csv: each trace's offline static layouts and their best (replay --static-layout);
 #  - nothing to judge is a usage error (exit 2): an empty folder, a --tune name without a
 #    trace, a workload in both groups, a trace that replay refuses.
 set -u
@@ -25,11 +26,22 @@ spec=caching:segments=expandable
 
 check "generous limits" 0 $sweep --traces "$tmp/traces" --spec $spec --tune gpt2,resnet50 --confirm transformer \
     --max-waste 100 --max-maps 1 --out "$tmp/o1"
-expect "generous limits" '^\| tune \| gpt2 \| `caching:segments=expandable` \| [0-9]+ \| 1\.[0-9]{4} \| [0-9.]+ \| [0-9]+ \| [0-9.]+ \| [0-9.]+ \| [0-9.]+ \| PASS \|'
+expect "generous limits" '^\| tune \| gpt2 \| `caching:segments=expandable` \| [0-9]+ \| 1\.[0-9]{4} \| [0-9.]+ \| [0-9]+ \| [0-9.]+ \| [0-9.]+ \| 1\.[0-9]{4} \| [0-9.]+ \| PASS \|'
 expect "generous limits" '^\| confirm \| transformer \|'
 expect "generous limits" '3 trace x SPEC judged, 0 failed'
 [ "$(grep -c '^transformer,confirm,' "$tmp/o1/sweep.csv")" = 3 ] ||
     { echo "FAIL: sweep.csv has not one row a pass (3) for transformer"; failures=$((failures + 1)); }
+
+# layout.csv: per trace the three heuristics and the best, which is their smallest footprint
+python3 -c 'import csv, sys
+rows = [r for r in csv.DictReader(l for l in open(sys.argv[1]) if not l.startswith("#"))]
+for w in ("gpt2", "resnet50", "transformer"):
+    mine = [r for r in rows if r["workload"] == w]
+    assert len(mine) == 4, (w, len(mine))
+    ratios = [float(r["footprint_ratio"]) for r in mine]
+    assert mine[-1]["heuristic"].startswith("best") and ratios[-1] == min(ratios[:3]) and ratios[-1] >= 1, (w, ratios)
+' "$tmp/o1/layout.csv" && passes=$((passes + 1)) ||
+    { echo "FAIL: layout.csv lacks the heuristics and their best per trace"; failures=$((failures + 1)); }
 
 [ -f "$tmp/o1/COMPLETE" ] && passes=$((passes + 1)) ||
     { echo "FAIL: a finished sweep writes COMPLETE"; failures=$((failures + 1)); }

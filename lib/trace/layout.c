@@ -1,0 +1,264 @@
+/* Static layouts of a trace found offline (see layout.h).
+ *
+ * The greedy places blocks one by one in the heuristic's order; for each it needs the
+ * blocks already placed that live at the same time. Scanning all of them made the
+ * largest traces (165k blocks) take 20 s, so placed blocks are indexed by time: the
+ * operations are cut into buckets of `width` operations, and a block is listed in every
+ * bucket its life touches. A query visits the buckets of its own life and keeps each
+ * block once (a stamp per block). */
+#include "layout.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char *const heuristic_names[VL_LAYOUT_NHEURISTICS] = {"size-best", "size-first", "area-best"};
+
+const char *vl_layout_heuristic_name(vl_layout_heuristic h)
+{
+    return (unsigned)h < VL_LAYOUT_NHEURISTICS ? heuristic_names[h] : "?";
+}
+
+typedef struct life {
+    uint64_t size;   /* rounded to align */
+    uint64_t t0, t1; /* live over operations [t0, t1) */
+} life;
+
+typedef struct bucket {
+    uint32_t *ids;
+    size_t n, cap;
+} bucket;
+
+typedef struct interval {
+    uint64_t lo, hi;
+} interval;
+
+static int is_pow2(uint64_t x) { return x && !(x & (x - 1)); }
+
+static uint64_t round_up(uint64_t x, uint64_t align)
+{
+    uint64_t r = (x + align - 1) & ~(align - 1);
+    return r ? r : align; /* a 0-byte block still takes one unit, as the allocator's do */
+}
+
+/* Each slot's rounded size and life; the peak of live bytes. NULL out of memory. */
+static life *lives_of(const vl_trace *t, uint64_t align, uint64_t *peak)
+{
+    life *L = calloc(t->nallocs ? t->nallocs : 1, sizeof *L);
+    if (!L) return NULL;
+    for (size_t s = 0; s < t->nallocs; s++) L[s].t1 = t->nops;
+    uint64_t live = 0, high = 0;
+    for (size_t i = 0; i < t->nops; i++) {
+        const vl_trace_op *op = &t->ops[i];
+        life *l = &L[op->slot];
+        if (op->kind == VL_TRACE_ALLOC) {
+            l->size = round_up(op->size, align);
+            l->t0 = i;
+            live += l->size;
+            if (live > high) high = live;
+        } else {
+            l->t1 = i;
+            live -= l->size;
+        }
+    }
+    *peak = high;
+    return L;
+}
+
+static const life *sort_lives;
+
+static int by_size(const void *a, const void *b)
+{
+    const life *x = &sort_lives[*(const uint32_t *)a], *y = &sort_lives[*(const uint32_t *)b];
+    if (x->size != y->size) return x->size < y->size ? 1 : -1;
+    if (x->t0 != y->t0) return x->t0 < y->t0 ? -1 : 1;
+    return 0;
+}
+
+static int by_area(const void *a, const void *b)
+{
+    const life *x = &sort_lives[*(const uint32_t *)a], *y = &sort_lives[*(const uint32_t *)b];
+    double ax = (double)x->size * (double)(x->t1 - x->t0), ay = (double)y->size * (double)(y->t1 - y->t0);
+    if (ax != ay) return ax < ay ? 1 : -1;
+    return by_size(a, b);
+}
+
+static int by_low(const void *a, const void *b)
+{
+    const interval *x = a, *y = b;
+    return x->lo < y->lo ? -1 : x->lo > y->lo;
+}
+
+static int bucket_add(bucket *b, uint32_t id)
+{
+    if (b->n == b->cap) {
+        size_t cap = b->cap ? 2 * b->cap : 16;
+        uint32_t *ids = realloc(b->ids, cap * sizeof *ids);
+        if (!ids) return -1;
+        b->ids = ids;
+        b->cap = cap;
+    }
+    b->ids[b->n++] = id;
+    return 0;
+}
+
+/* Where a block of `size` goes among the intervals taken while it lives (sorted by lo):
+ * the smallest gap that holds it (best) or the lowest (first), else above them all. */
+static uint64_t place(const interval *taken, size_t n, uint64_t size, int best)
+{
+    uint64_t pos = 0, at = UINT64_MAX, gap_of_at = UINT64_MAX;
+    for (size_t i = 0; i < n; i++) {
+        if (taken[i].lo > pos) {
+            uint64_t gap = taken[i].lo - pos;
+            if (gap >= size && gap < gap_of_at) {
+                at = pos;
+                gap_of_at = gap;
+                if (!best) return at;
+            }
+        }
+        if (taken[i].hi > pos) pos = taken[i].hi;
+    }
+    return at != UINT64_MAX ? at : pos;
+}
+
+/* Chunks touched by any block, times chunk: a difference array over chunk indices. */
+static int footprint(const life *L, const uint64_t *off, size_t n, uint64_t extent, uint64_t chunk, uint64_t *out)
+{
+    size_t nchunks = (size_t)(extent / chunk) + 2;
+    int64_t *d = calloc(nchunks, sizeof *d);
+    if (!d) return -1;
+    for (size_t s = 0; s < n; s++) {
+        d[off[s] / chunk]++;
+        d[(off[s] + L[s].size - 1) / chunk + 1]--;
+    }
+    uint64_t touched = 0;
+    int64_t cover = 0;
+    for (size_t c = 0; c + 1 < nchunks; c++) {
+        cover += d[c];
+        if (cover > 0) touched++;
+    }
+    free(d);
+    *out = touched * chunk;
+    return 0;
+}
+
+int vl_trace_layout(const vl_trace *t, vl_layout_heuristic h, uint64_t align, uint64_t chunk, uint64_t *offsets,
+                    vl_layout_result *out, char *err, size_t errlen)
+{
+    if ((unsigned)h >= VL_LAYOUT_NHEURISTICS || !is_pow2(align) || !is_pow2(chunk) || chunk < align) {
+        snprintf(err, errlen, "layout: bad heuristic, alignment or chunk size");
+        return -1;
+    }
+    memset(out, 0, sizeof *out);
+    size_t n = t->nallocs;
+    uint64_t width = t->nops / 4096 > 64 ? t->nops / 4096 : 64;
+    size_t nbuckets = (size_t)(t->nops / width) + 1;
+    life *L = lives_of(t, align, &out->peak_bytes);
+    uint32_t *order = malloc((n ? n : 1) * sizeof *order);
+    uint64_t *off = offsets ? offsets : malloc((n ? n : 1) * sizeof *off);
+    uint32_t *stamp = calloc(n ? n : 1, sizeof *stamp);
+    interval *taken = malloc((n ? n : 1) * sizeof *taken);
+    bucket *B = calloc(nbuckets, sizeof *B);
+    int rc = -1;
+    if (!L || !order || !off || !stamp || !taken || !B) goto out;
+
+    for (size_t s = 0; s < n; s++) order[s] = (uint32_t)s;
+    sort_lives = L;
+    qsort(order, n, sizeof *order, h == VL_LAYOUT_AREA_BEST ? by_area : by_size);
+
+    uint64_t extent = 0;
+    for (size_t k = 0; k < n; k++) {
+        uint32_t s = order[k];
+        const life *l = &L[s];
+        size_t b0 = (size_t)(l->t0 / width), b1 = (size_t)((l->t1 - 1) / width), nt = 0;
+        for (size_t b = b0; b <= b1; b++)
+            for (size_t j = 0; j < B[b].n; j++) {
+                uint32_t o = B[b].ids[j];
+                if (stamp[o] == k + 1) continue;
+                stamp[o] = (uint32_t)(k + 1);
+                if (L[o].t0 < l->t1 && l->t0 < L[o].t1) taken[nt++] = (interval){off[o], off[o] + L[o].size};
+            }
+        qsort(taken, nt, sizeof *taken, by_low);
+        off[s] = place(taken, nt, l->size, h != VL_LAYOUT_SIZE_FIRST);
+        if (off[s] + l->size > extent) extent = off[s] + l->size;
+        for (size_t b = b0; b <= b1; b++)
+            if (bucket_add(&B[b], s) != 0) goto out;
+    }
+    out->extent_bytes = extent;
+    if (footprint(L, off, n, extent, chunk, &out->footprint_bytes) != 0) goto out;
+    rc = 0;
+out:
+    if (rc != 0) snprintf(err, errlen, "layout: out of host memory");
+    for (size_t b = 0; B && b < nbuckets; b++) free(B[b].ids);
+    free(B);
+    free(taken);
+    free(stamp);
+    if (off != offsets) free(off);
+    free(order);
+    free(L);
+    return rc;
+}
+
+/* The live blocks, ordered by offset: slot ids in a sorted array. */
+static size_t first_above(const uint32_t *ids, size_t n, const uint64_t *off, uint64_t at)
+{
+    size_t lo = 0, hi = n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (off[ids[mid]] < at) lo = mid + 1;
+        else hi = mid;
+    }
+    return lo;
+}
+
+int vl_trace_layout_check(const vl_trace *t, const uint64_t *offsets, uint64_t align, char *err, size_t errlen)
+{
+    if (!is_pow2(align)) {
+        snprintf(err, errlen, "layout check: bad alignment");
+        return -1;
+    }
+    uint64_t peak;
+    life *L = lives_of(t, align, &peak);
+    uint32_t *live = malloc((t->nallocs ? t->nallocs : 1) * sizeof *live);
+    size_t nlive = 0;
+    int rc = -1;
+    if (!L || !live) {
+        snprintf(err, errlen, "layout check: out of host memory");
+        goto out;
+    }
+    for (size_t i = 0; i < t->nops; i++) {
+        uint32_t s = t->ops[i].slot;
+        size_t at = first_above(live, nlive, offsets, offsets[s]);
+        if (t->ops[i].kind == VL_TRACE_ALLOC) {
+            if (offsets[s] % align) {
+                snprintf(err, errlen, "slot %u at %llu: not a multiple of %llu", s, (unsigned long long)offsets[s],
+                         (unsigned long long)align);
+                goto out;
+            }
+            uint32_t below = at ? live[at - 1] : UINT32_MAX, above = at < nlive ? live[at] : UINT32_MAX;
+            if ((below != UINT32_MAX && offsets[below] + L[below].size > offsets[s]) ||
+                (above != UINT32_MAX && offsets[s] + L[s].size > offsets[above])) {
+                snprintf(err, errlen, "operation %zu: slot %u [%llu, +%llu) overlaps slot %u, live at the same time", i, s,
+                         (unsigned long long)offsets[s], (unsigned long long)L[s].size,
+                         below != UINT32_MAX && offsets[below] + L[below].size > offsets[s] ? below : above);
+                goto out;
+            }
+            memmove(live + at + 1, live + at, (nlive - at) * sizeof *live);
+            live[at] = s;
+            nlive++;
+        } else {
+            while (at < nlive && live[at] != s) at++; /* blocks at one offset: at most a few */
+            if (at == nlive) {
+                snprintf(err, errlen, "operation %zu: slot %u freed but not live", i, s);
+                goto out;
+            }
+            memmove(live + at, live + at + 1, (nlive - at - 1) * sizeof *live);
+            nlive--;
+        }
+    }
+    rc = 0;
+out:
+    free(live);
+    free(L);
+    return rc;
+}

@@ -1,0 +1,58 @@
+/* Static layouts of a trace, found offline: "how little could an allocator reserve if it
+ * never moved a block and never mapped or unmapped anything once warm?"
+ *
+ * A static layout gives every block of the trace one offset for its whole life, such that
+ * two blocks live at the same time never overlap. An allocator that makes no device map
+ * or unmap calls in steady state keeps every chunk it ever used mapped, so what it
+ * reserves is at least the chunks some block of its layout touches (the footprint here).
+ * The heuristics below know every block's lifetime in advance, which no online allocator
+ * does, and lay out all streams in one address space (the allocator keeps a pool per
+ * stream), so they have more freedom than any allocator. They are heuristics, not the
+ * optimum (that problem, dynamic storage allocation, is NP-hard): the best footprint
+ * found is what SOME static layout achieves, an upper bound on the best one; the trivial
+ * lower bound is the peak of live bytes.
+ *
+ * Time is the operation index: a block lives from its ALLOC to its FREE (to the end of
+ * the trace if never freed), so a block freed at operation i and one allocated after i
+ * may share memory. Sizes are rounded up to `align` (the caching allocator's 512 B).
+ *
+ * Heuristics (the offline greedy of TFLite's and others' memory planners):
+ *   size-best   blocks by size, largest first; each at the smallest gap between the
+ *               blocks already placed that overlap it in time, else above them all
+ *   size-first  the same order, each at the lowest gap that holds it
+ *   area-best   blocks by size x lifetime, largest first; smallest gap */
+#ifndef VL_TRACE_LAYOUT_H
+#define VL_TRACE_LAYOUT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "trace.h"
+
+typedef enum vl_layout_heuristic {
+    VL_LAYOUT_SIZE_BEST = 0,
+    VL_LAYOUT_SIZE_FIRST,
+    VL_LAYOUT_AREA_BEST,
+    VL_LAYOUT_NHEURISTICS
+} vl_layout_heuristic;
+
+const char *vl_layout_heuristic_name(vl_layout_heuristic h);
+
+typedef struct vl_layout_result {
+    uint64_t peak_bytes;      /* max over time of the live bytes, sizes rounded to align */
+    uint64_t extent_bytes;    /* the highest end of any block */
+    uint64_t footprint_bytes; /* chunks touched by any block, times the chunk size */
+} vl_layout_result;
+
+/* Lays out t with heuristic h: offsets[slot] for each of t->nallocs slots (may be NULL
+ * when only the result is wanted). align and chunk: powers of two, chunk >= align.
+ * Returns 0, or -1 with one line in err (bad arguments, out of host memory). */
+int vl_trace_layout(const vl_trace *t, vl_layout_heuristic h, uint64_t align, uint64_t chunk, uint64_t *offsets,
+                    vl_layout_result *out, char *err, size_t errlen);
+
+/* Checks a layout: offsets aligned, and no two blocks live at the same time overlap.
+ * Returns 0, or -1 with the first conflict in err. Independent of the heuristics (a
+ * sweep over the operations keeping the live blocks ordered by offset). */
+int vl_trace_layout_check(const vl_trace *t, const uint64_t *offsets, uint64_t align, char *err, size_t errlen);
+
+#endif

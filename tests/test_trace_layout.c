@@ -1,0 +1,257 @@
+/* Tests of the offline static layouts (lib/trace/layout.h): every heuristic's layout is
+ * valid by an independent check, never below the peak of live bytes, and never below
+ * the exact optimum, which a brute-force reference finds on small random traces; the
+ * check itself rejects overlaps and accepts reuse after a free. No GPU needed. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "rng.h"
+#include "trace/layout.h"
+#include "trace/trace.h"
+#include "support/test_main.h"
+
+#define ALIGN 512
+#define CHUNK ((uint64_t)2 << 20)
+
+static char err[512];
+
+static void parse(const char *text, vl_trace *t)
+{
+    if (vl_trace_parse_buffer(text, strlen(text), VL_TRACE_VRAMLAB, t, err, sizeof err) != 0) fail_msg("%s", err);
+}
+
+/* A random trace of n allocations (sizes in units of ALIGN, 1..max_units), each freed
+ * at a random later point, some never. */
+static char *random_trace(vl_rng *r, int n, uint64_t max_units)
+{
+    size_t cap = 64 + (size_t)n * 64, len = 0;
+    char *text = malloc(cap);
+    int *live = malloc((size_t)n * sizeof *live), nlive = 0, next = 0;
+    assert_non_null(text);
+    assert_non_null(live);
+    len += (size_t)snprintf(text, cap, "vramlab-trace 1\n");
+    while (next < n || nlive) {
+        if (next < n && (nlive == 0 || vl_rng_below(r, 2))) {
+            uint64_t size = (1 + vl_rng_below(r, max_units)) * ALIGN - vl_rng_below(r, ALIGN);
+            len += (size_t)snprintf(text + len, cap - len, "a %d %llu\n", next, (unsigned long long)size);
+            live[nlive++] = next++;
+        } else {
+            int k = (int)vl_rng_below(r, (uint64_t)nlive);
+            if (next == n && vl_rng_below(r, 8) == 0) { /* left live to the end */
+                live[k] = live[--nlive];
+                continue;
+            }
+            len += (size_t)snprintf(text + len, cap - len, "f %d\n", live[k]);
+            live[k] = live[--nlive];
+        }
+    }
+    free(live);
+    return text;
+}
+
+/* The reference: the exact smallest extent of a static layout, by brute force. Placing
+ * blocks in the order of an optimal layout's offsets, each at the lowest offset free of
+ * the blocks placed before it, moves none above its optimal offset; so the minimum of
+ * that lowest placement over all orders is the optimum. Independent of layout.c: its
+ * own lifetimes from the operations, its own overlap test. */
+typedef struct ref_block {
+    uint64_t size, t0, t1;
+} ref_block;
+
+static uint64_t ref_lowest(const ref_block *b, const int *order, int n)
+{
+    uint64_t off[16], extent = 0;
+    for (int k = 0; k < n; k++) {
+        const ref_block *x = &b[order[k]];
+        uint64_t at = 0;
+        for (int moved = 1; moved;) { /* raise `at` above every conflicting block it overlaps */
+            moved = 0;
+            for (int j = 0; j < k; j++) {
+                const ref_block *y = &b[order[j]];
+                int same_time = x->t0 < y->t1 && y->t0 < x->t1;
+                if (same_time && at < off[j] + y->size && off[j] < at + x->size) {
+                    at = off[j] + y->size;
+                    moved = 1;
+                }
+            }
+        }
+        off[k] = at;
+        if (at + x->size > extent) extent = at + x->size;
+    }
+    return extent;
+}
+
+static uint64_t ref_best(const ref_block *b, int *order, int k, int n)
+{
+    if (k == n) return ref_lowest(b, order, n);
+    uint64_t best = UINT64_MAX;
+    for (int i = k; i < n; i++) {
+        int t = order[k];
+        order[k] = order[i];
+        order[i] = t;
+        uint64_t e = ref_best(b, order, k + 1, n);
+        if (e < best) best = e;
+        order[i] = order[k];
+        order[k] = t;
+    }
+    return best;
+}
+
+static int ref_blocks(const vl_trace *t, ref_block *b)
+{
+    for (size_t i = 0; i < t->nops; i++) {
+        const vl_trace_op *op = &t->ops[i];
+        if (op->kind == VL_TRACE_ALLOC) b[op->slot] = (ref_block){(op->size + ALIGN - 1) / ALIGN * ALIGN, i, t->nops};
+        else b[op->slot].t1 = i;
+    }
+    return (int)t->nallocs;
+}
+
+static void expect_valid(const vl_trace *t, vl_layout_heuristic h, vl_layout_result *r)
+{
+    uint64_t *off = malloc((t->nallocs ? t->nallocs : 1) * sizeof *off);
+    assert_non_null(off);
+    assert_int_equal(vl_trace_layout(t, h, ALIGN, CHUNK, off, r, err, sizeof err), 0);
+    if (vl_trace_layout_check(t, off, ALIGN, err, sizeof err) != 0)
+        fail_msg("%s: %s", vl_layout_heuristic_name(h), err);
+    assert_true(r->extent_bytes >= r->peak_bytes);
+    assert_true(r->footprint_bytes >= r->peak_bytes);
+    assert_true(r->footprint_bytes % CHUNK == 0);
+    free(off);
+}
+
+static void test_layouts_are_valid_and_above_the_peak(void **state)
+{
+    (void)state;
+    vl_rng r;
+    vl_rng_seed(&r, 7);
+    for (int round = 0; round < 40; round++) {
+        char *text = random_trace(&r, 200 + round * 50, 1 + vl_rng_below(&r, 20000));
+        vl_trace t;
+        parse(text, &t);
+        for (int h = 0; h < VL_LAYOUT_NHEURISTICS; h++) {
+            vl_layout_result res;
+            expect_valid(&t, (vl_layout_heuristic)h, &res);
+        }
+        vl_trace_free(&t);
+        free(text);
+    }
+}
+
+static void test_no_heuristic_beats_the_exact_optimum(void **state)
+{
+    (void)state;
+    vl_rng r;
+    vl_rng_seed(&r, 11);
+    int hit[VL_LAYOUT_NHEURISTICS] = {0}, misses = 0;
+    for (int round = 0; round < 300; round++) {
+        char *text = random_trace(&r, 5 + (int)vl_rng_below(&r, 3), 4);
+        vl_trace t;
+        parse(text, &t);
+        ref_block b[16];
+        int order[16], n = ref_blocks(&t, b);
+        for (int i = 0; i < n; i++) order[i] = i;
+        uint64_t opt = ref_best(b, order, 0, n);
+        for (int h = 0; h < VL_LAYOUT_NHEURISTICS; h++) {
+            vl_layout_result res;
+            expect_valid(&t, (vl_layout_heuristic)h, &res);
+            assert_true(res.peak_bytes <= opt);
+            if (res.extent_bytes < opt) fail_msg("%s: extent %llu below the optimum %llu", vl_layout_heuristic_name(h),
+                                                 (unsigned long long)res.extent_bytes, (unsigned long long)opt);
+            hit[h] += res.extent_bytes == opt;
+            misses += res.extent_bytes > opt;
+        }
+        vl_trace_free(&t);
+        free(text);
+    }
+    /* the reference beats the heuristics where they miss (it is not one of them), and
+     * they find the optimum most of the time (they are not useless) */
+    assert_true(misses > 0);
+    for (int h = 0; h < VL_LAYOUT_NHEURISTICS; h++) assert_true(hit[h] > 250);
+}
+
+/* Three 1 KiB blocks, a and b live together, c after a's free: c can take a's place, so
+ * every heuristic needs 2 KiB; the check accepts reuse after a free and rejects c over b. */
+static void test_check_accepts_reuse_and_rejects_overlap(void **state)
+{
+    (void)state;
+    vl_trace t;
+    parse("vramlab-trace 1\na 1 1024\na 2 1024\nf 1\na 3 1024\nf 2\nf 3\n", &t);
+    for (int h = 0; h < VL_LAYOUT_NHEURISTICS; h++) {
+        vl_layout_result res;
+        expect_valid(&t, (vl_layout_heuristic)h, &res);
+        assert_int_equal(res.extent_bytes, 2048);
+        assert_int_equal(res.peak_bytes, 2048);
+        assert_int_equal(res.footprint_bytes, CHUNK);
+    }
+    uint64_t reuse[3] = {0, 1024, 0}, overlap[3] = {0, 1024, 512}, unaligned[3] = {0, 1024, 2100};
+    assert_int_equal(vl_trace_layout_check(&t, reuse, ALIGN, err, sizeof err), 0);
+    assert_int_equal(vl_trace_layout_check(&t, overlap, ALIGN, err, sizeof err), -1);
+    assert_non_null(strstr(err, "overlaps slot 1"));
+    assert_int_equal(vl_trace_layout_check(&t, unaligned, ALIGN, err, sizeof err), -1);
+    vl_trace_free(&t);
+}
+
+/* The footprint counts chunks touched, not bytes: 5 MiB live at once touch three 2 MiB
+ * chunks; with a 64 KiB grain the footprint is the bytes. */
+static void test_footprint_counts_chunks(void **state)
+{
+    (void)state;
+    vl_trace t;
+    parse("vramlab-trace 1\na 1 1MiB\na 2 1MiB\na 3 3MiB\nf 1\nf 2\nf 3\n", &t);
+    vl_layout_result res;
+    assert_int_equal(vl_trace_layout(&t, VL_LAYOUT_SIZE_BEST, ALIGN, CHUNK, NULL, &res, err, sizeof err), 0);
+    assert_int_equal(res.peak_bytes, 5u << 20);
+    assert_int_equal(res.extent_bytes, 5u << 20);
+    assert_int_equal(res.footprint_bytes, 6u << 20);
+    assert_int_equal(vl_trace_layout(&t, VL_LAYOUT_SIZE_BEST, ALIGN, 64 << 10, NULL, &res, err, sizeof err), 0);
+    assert_int_equal(res.footprint_bytes, 5u << 20);
+    vl_trace_free(&t);
+}
+
+/* Where an online allocator must fragment and the offline one need not: a and b live
+ * together, b is freed, c is made, a is freed, d (two units) is made while c lives. With a
+ * below b, c goes above a and d finds one unit free below: 4 units. Knowing that a
+ * outlives b, a goes above b, c takes b's place and d goes above it: 3, the peak. */
+static void test_knowing_lifetimes_avoids_fragmentation(void **state)
+{
+    (void)state;
+    vl_trace t;
+    parse("vramlab-trace 1\na 1 512\na 2 512\nf 2\na 3 512\nf 1\na 4 1024\nf 3\nf 4\n", &t);
+    for (int h = 0; h < VL_LAYOUT_NHEURISTICS; h++) {
+        vl_layout_result res;
+        expect_valid(&t, (vl_layout_heuristic)h, &res);
+        assert_int_equal(res.peak_bytes, 1536);
+        assert_int_equal(res.extent_bytes, 1536);
+    }
+    uint64_t online[4] = {0, 512, 512, 1024}; /* a low, b above, c in b's place, d above c */
+    assert_int_equal(vl_trace_layout_check(&t, online, ALIGN, err, sizeof err), 0);
+    vl_trace_free(&t);
+}
+
+static void test_bad_arguments(void **state)
+{
+    (void)state;
+    vl_trace t;
+    parse("vramlab-trace 1\na 1 1024\n", &t);
+    vl_layout_result res;
+    assert_int_equal(vl_trace_layout(&t, VL_LAYOUT_NHEURISTICS, ALIGN, CHUNK, NULL, &res, err, sizeof err), -1);
+    assert_int_equal(vl_trace_layout(&t, VL_LAYOUT_SIZE_BEST, 500, CHUNK, NULL, &res, err, sizeof err), -1);
+    assert_int_equal(vl_trace_layout(&t, VL_LAYOUT_SIZE_BEST, ALIGN, 256, NULL, &res, err, sizeof err), -1);
+    assert_int_equal(vl_trace_layout(&t, VL_LAYOUT_SIZE_BEST, ALIGN, CHUNK, NULL, &res, err, sizeof err), 0);
+    assert_int_equal(res.extent_bytes, 1024);
+    vl_trace_free(&t);
+}
+
+VL_TEST_MAIN(cmocka_unit_test(test_layouts_are_valid_and_above_the_peak),
+             cmocka_unit_test(test_no_heuristic_beats_the_exact_optimum),
+             cmocka_unit_test(test_check_accepts_reuse_and_rejects_overlap),
+             cmocka_unit_test(test_footprint_counts_chunks),
+             cmocka_unit_test(test_knowing_lifetimes_avoids_fragmentation), cmocka_unit_test(test_bad_arguments))
