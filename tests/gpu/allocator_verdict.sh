@@ -10,7 +10,8 @@
 #           results/reference/h100-zoo-steps/zoo-traces.txz): ops/s of the first pass, vramlab expandable against
 #           PyTorch's expandable segments (the torch peer, built by make peers), 3
 #           rounds of one process each, interleaved (about 3 minutes); COLD_ROUNDS=N
-#           rounds instead, COLD_TRACES=a,b only those traces;
+#           rounds instead, COLD_TRACES=a,b only those traces, COLD_SPECS='SPEC SPEC'
+#           these vramlab SPECs (blank-separated), each against PyTorch's;
 #   test    make test, timed, from the current build state (the README's figure).
 # The zoo's live verdict is make torch-bench itself (docs/torch-bench.md: RUN=, BUDGET=,
 # RESUME=1), not repeated here.
@@ -26,6 +27,11 @@ for p in "${parts[@]}"; do
     case $p in pair | cold | test) ;; *) echo "allocator_verdict: unknown part '$p' (pair, cold, test)" >&2; exit 2 ;; esac
 done
 cold_rounds=${COLD_ROUNDS:-3} cold_traces=${COLD_TRACES:-}
+read -r -a cold_specs <<<"${COLD_SPECS:-caching:segments=expandable}"
+[ ${#cold_specs[@]} -gt 0 ] || { echo "allocator_verdict: COLD_SPECS names no SPEC" >&2; exit 2; }
+for spec in "${cold_specs[@]}"; do
+    [[ $spec == caching* ]] || { echo "allocator_verdict: COLD_SPECS: '$spec' is not a caching SPEC" >&2; exit 2; }
+done
 cold_tar=${COLD_TRACES_TAR:-results/reference/h100-zoo-steps/zoo-traces.txz}
 [[ " ${parts[*]} " != *" cold "* ]] || [ -f "$cold_tar" ] || { echo "allocator_verdict: no trace archive '$cold_tar' (COLD_TRACES_TAR)" >&2; exit 2; }
 [[ $cold_rounds =~ ^[1-9][0-9]*$ ]] || { echo "allocator_verdict: COLD_ROUNDS must be a count, not '$cold_rounds'" >&2; exit 2; }
@@ -61,7 +67,7 @@ part_cold() {
     mkdir -p "$d/tr"
     tar -xJf "$cold_tar" -C "$d/tr" || return 1
     make -s programs peers >"$d/build.log" 2>&1 || { tail -5 "$d/build.log"; return 1; }
-    local specs=(caching:segments=expandable torch:expandable_segments=1) order round t spec
+    local specs=("${cold_specs[@]}" torch:expandable_segments=1) order round t spec i
     {
         echo "# git_revision: $rev"
         echo "# traces: $cold_tar"
@@ -71,13 +77,16 @@ part_cold() {
     } >"$d/cold.csv"
     for round in $(seq "$cold_rounds"); do
         order=("${specs[@]}")
-        [ $((round % 2)) = 0 ] && order=("${specs[1]}" "${specs[0]}") # A B, then B A
+        if [ $((round % 2)) = 0 ]; then # A B, then B A
+            order=()
+            for ((i = ${#specs[@]} - 1; i >= 0; i--)); do order+=("${specs[i]}"); done
+        fi
         for t in "$d"/tr/*/*.trace; do
             [ -z "$cold_traces" ] || [[ ",$cold_traces," == *",$(basename "$t" .trace),"* ]] || continue
             for spec in "${order[@]}"; do run_cold "$d" "$round" "$t" "$spec"; done
         done
     done
-    python3 - "$d/cold.csv" "$cold_rounds" <<'EOF' | tee "$d/summary.txt"
+    python3 - "$d/cold.csv" "$cold_rounds" "${cold_specs[@]}" <<'EOF' | tee "$d/summary.txt"
 import csv, math, statistics as st, sys
 from collections import defaultdict
 sys.path.insert(0, "scripts/compare.d")
@@ -86,19 +95,21 @@ rate = defaultdict(list)
 for r in csv.DictReader(line for line in open(sys.argv[1]) if not line.startswith("#")):
     if r["pass"] == "1" and r["ops_per_s"]:
         rate[(r["trace"], r["alloc"])].append(float(r["ops_per_s"]))
-print(f"cold pass ops/s, median of {sys.argv[2]} processes: vramlab expandable / PyTorch expandable segments;"
-      " the Hodges-Lehmann ratio between processes with its 95% interval (none below 4 a side)")
-for t in sorted({k[0] for k in rate}):
-    a, b = rate.get((t, "caching:segments=expandable")), rate.get((t, "torch:expandable_segments=1"))
-    if a and b:
-        est, lo, hi = rankstats.hodges_lehmann([math.log(x) for x in b], [math.log(x) for x in a])
-        call = ("at least as fast" if lo >= 0 else "slower" if hi < 0 else "not resolved") \
-            if math.isfinite(lo) else "too few processes"
-        interval = f" [{math.exp(lo):.3f}, {math.exp(hi):.3f}]" if math.isfinite(lo) else ""
-        print(f"  {t}: {st.median(a):,.0f} / {st.median(b):,.0f} = {st.median(a) / st.median(b):.2f}; "
-              f"HL {math.exp(est):.3f}{interval}: {call}")
-    else:
-        print(f"  {t}: missing ({'vramlab' if not a else 'torch'})")
+torch = "torch:expandable_segments=1"
+for spec in sys.argv[3:]:
+    print(f"cold pass ops/s, median of {sys.argv[2]} processes: vramlab {spec} / PyTorch expandable segments;"
+          " the Hodges-Lehmann ratio between processes with its 95% interval (none below 4 a side)")
+    for t in sorted({k[0] for k in rate}):
+        a, b = rate.get((t, spec)), rate.get((t, torch))
+        if a and b:
+            est, lo, hi = rankstats.hodges_lehmann([math.log(x) for x in b], [math.log(x) for x in a])
+            call = ("at least as fast" if lo >= 0 else "slower" if hi < 0 else "not resolved") \
+                if math.isfinite(lo) else "too few processes"
+            interval = f" [{math.exp(lo):.3f}, {math.exp(hi):.3f}]" if math.isfinite(lo) else ""
+            print(f"  {t}: {st.median(a):,.0f} / {st.median(b):,.0f} = {st.median(a) / st.median(b):.2f}; "
+                  f"HL {math.exp(est):.3f}{interval}: {call}")
+        else:
+            print(f"  {t}: missing ({'vramlab' if not a else 'torch'})")
 EOF
 }
 
