@@ -1,4 +1,4 @@
-"""The generated blocks of the README: text between
+"""The generated blocks of the README and the docs: text between
   <!-- findings:NAME begin (...) -->
   <!-- findings:NAME end -->
 lines. The begin line and everything up to the end line belong to the generator."""
@@ -37,20 +37,26 @@ def split(text, path):
     return parts
 
 
-def replace(text, path, rendered):
-    """text with every block replaced by rendered[name] (lines, begin and end included)."""
-    parts = split(text, path)
-    names = [n for n, _ in parts if n]
-    for n in names:
-        if names.count(n) > 1:
-            raise BlockError(f"{path}: block {n} appears {names.count(n)} times")
-        if n not in rendered:
-            raise BlockError(f"{path}: block {n} is not in scripts/findings.d/figures.tsv")
-    missing = [n for n in rendered if n not in names]
+def replace_all(texts, rendered):
+    """{path: text with its blocks replaced}, for several files that hold every rendered
+    block between them, each exactly once."""
+    where = {}
+    for path, text in texts.items():
+        for n, _ in split(text, path):
+            if not n:
+                continue
+            if n in where:
+                raise BlockError(f"block {n} appears in both {where[n]} and {path}" if where[n] != path
+                                 else f"{path}: block {n} appears more than once")
+            if n not in rendered:
+                raise BlockError(f"{path}: block {n} is not in scripts/findings.d/figures.tsv")
+            where[n] = path
+    missing = [n for n in rendered if n not in where]
     if missing:
-        raise BlockError(f"{path}: no markers for block(s) {', '.join(missing)}: add "
+        raise BlockError(f"{', '.join(texts)}: no markers for block(s) {', '.join(missing)}: add "
                          f"'<!-- findings:NAME begin -->' and '<!-- findings:NAME end -->' lines")
-    out = []
-    for n, lines in parts:
-        out += rendered[n] if n else lines
-    return "\n".join(out)
+    out = {}
+    for path, text in texts.items():
+        out[path] = "\n".join(line for n, lines in split(text, path)
+                              for line in (rendered[n] if n else lines))
+    return out
