@@ -121,23 +121,32 @@ static uint64_t place(const interval *taken, size_t n, uint64_t size, int best)
     return at != UINT64_MAX ? at : pos;
 }
 
-/* Chunks touched by any block, times chunk: a difference array over chunk indices. */
-static int footprint(const life *L, const uint64_t *off, size_t n, uint64_t extent, uint64_t chunk, uint64_t *out)
+typedef struct chunk_run {
+    uint64_t first, last; /* chunk indices, inclusive */
+} chunk_run;
+
+static int by_first(const void *a, const void *b)
 {
-    size_t nchunks = (size_t)(extent / chunk) + 2;
-    int64_t *d = calloc(nchunks, sizeof *d);
-    if (!d) return -1;
-    for (size_t s = 0; s < n; s++) {
-        d[off[s] / chunk]++;
-        d[(off[s] + L[s].size - 1) / chunk + 1]--;
-    }
+    const chunk_run *x = a, *y = b;
+    return x->first < y->first ? -1 : x->first > y->first;
+}
+
+/* Chunks touched by any block, times chunk: each block's run of chunks, sorted and
+ * merged (no array over the chunks: a block may be far larger than host memory). */
+static int footprint(const life *L, const uint64_t *off, size_t n, uint64_t chunk, uint64_t *out)
+{
+    chunk_run *runs = malloc((n ? n : 1) * sizeof *runs);
+    if (!runs) return -1;
+    for (size_t s = 0; s < n; s++) runs[s] = (chunk_run){off[s] / chunk, (off[s] + L[s].size - 1) / chunk};
+    qsort(runs, n, sizeof *runs, by_first);
     uint64_t touched = 0;
-    int64_t cover = 0;
-    for (size_t c = 0; c + 1 < nchunks; c++) {
-        cover += d[c];
-        if (cover > 0) touched++;
+    for (size_t i = 0; i < n;) {
+        uint64_t first = runs[i].first, last = runs[i].last;
+        for (i++; i < n && runs[i].first <= last; i++)
+            if (runs[i].last > last) last = runs[i].last;
+        touched += last - first + 1;
     }
-    free(d);
+    free(runs);
     *out = touched * chunk;
     return 0;
 }
@@ -180,15 +189,21 @@ int vl_trace_layout(const vl_trace *t, vl_layout_heuristic h, uint64_t align, ui
             }
         qsort(taken, nt, sizeof *taken, by_low);
         off[s] = place(taken, nt, l->size, h != VL_LAYOUT_SIZE_FIRST);
+        if (off[s] > UINT64_MAX - l->size) {
+            snprintf(err, errlen, "layout: offsets beyond 2^64 bytes");
+            rc = -2;
+            goto out;
+        }
         if (off[s] + l->size > extent) extent = off[s] + l->size;
         for (size_t b = b0; b <= b1; b++)
             if (bucket_add(&B[b], s) != 0) goto out;
     }
     out->extent_bytes = extent;
-    if (footprint(L, off, n, extent, chunk, &out->footprint_bytes) != 0) goto out;
+    if (footprint(L, off, n, chunk, &out->footprint_bytes) != 0) goto out;
     rc = 0;
 out:
-    if (rc != 0) snprintf(err, errlen, "layout: out of host memory");
+    if (rc == -1) snprintf(err, errlen, "layout: out of host memory");
+    if (rc != 0) rc = -1;
     for (size_t b = 0; B && b < nbuckets; b++) free(B[b].ids);
     free(B);
     free(taken);
