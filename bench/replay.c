@@ -48,6 +48,7 @@ static uint64_t fit_resolution = 0;
 static const char *growth_log_path = NULL;
 static int static_layout = 0;
 static uint64_t layout_chunk = 0;
+static uint64_t layout_split = 0;
 #define VL_LAYOUT_DEFAULT_CHUNK ((uint64_t)2 << 20)
 #define VL_LAYOUT_ALIGN 512 /* the caching allocator's rounding */
 
@@ -79,6 +80,9 @@ static const vl_cli_opt options[] = {
     {"layout-chunk", VL_CLI_SIZE, &layout_chunk,
      "--static-layout: the mapping grain the footprint counts in (0: 2 MiB, expandable's chunk; a power of two "
      ">= 512)", 0, (double)(1ull << 40)},
+    {"layout-split", VL_CLI_SIZE, &layout_split,
+     "--static-layout: also lay out the requests below this size and those from it up apart, as pools of their "
+     "own would, and add their footprints (0: no split)", 0, (double)(1ull << 50)},
     {"growth-log", VL_CLI_STRING, &growth_log_path,
      "caching allocator: write every growth (request, largest usable free block, free bytes, reserved before and "
      "after, device calls; pass and operation) to this CSV file", 0, 0},
@@ -172,6 +176,7 @@ static void check_static_layout(vl_cli *cli)
 {
     if (!static_layout) {
         if (layout_chunk) vl_cli_usage_error(cli, "--layout-chunk applies to --static-layout only");
+        if (layout_split) vl_cli_usage_error(cli, "--layout-split applies to --static-layout only");
         return;
     }
     if (strcmp(cli->device.name, "sim") != 0)
@@ -304,8 +309,35 @@ static void layout_row(vl_csv *csv, const char *name, const vl_layout_result *r)
                (unsigned long long)r->extent_bytes, (unsigned long long)r->footprint_bytes, ext, foot);
 }
 
-/* --static-layout: one row per heuristic, then the best (the smallest footprint; every
- * layout is checked independently before it counts). Returns the exit status. */
+/* The layouts of the blocks `sizes` covers with every heuristic, each checked
+ * independently before it counts; one row each when csv is given;
+ * *best gets the smallest footprint. Returns the exit status. */
+static int best_layout(vl_program *p, vl_layout_sizes sizes, uint64_t chunk, uint64_t *offsets, vl_csv *csv,
+                       vl_layout_result *best, int *best_h)
+{
+    *best_h = -1;
+    for (int h = 0; h < VL_LAYOUT_NHEURISTICS; h++) {
+        vl_layout_result r;
+        char err[512];
+        if (vl_trace_layout(&trace, (vl_layout_heuristic)h, sizes, VL_LAYOUT_ALIGN, chunk, offsets, &r, err,
+                            sizeof err) != 0 ||
+            vl_trace_layout_check(&trace, sizes, offsets, VL_LAYOUT_ALIGN, err, sizeof err) != 0) {
+            fprintf(stderr, "%s: --static-layout %s: %s\n", p->cli.prog, vl_layout_heuristic_name(h), err);
+            return VL_EXIT_FAIL;
+        }
+        if (csv) layout_row(csv, vl_layout_heuristic_name(h), &r);
+        if (*best_h < 0 || r.footprint_bytes < best->footprint_bytes) {
+            *best = r;
+            *best_h = h;
+        }
+    }
+    return VL_EXIT_OK;
+}
+
+/* --static-layout: one row per heuristic, then the best (the smallest footprint). With
+ * --layout-split SIZE, then the best layouts of the blocks below SIZE and of those from
+ * SIZE up, each alone (a pool of their own), and their footprints added, over the
+ * whole trace's peak. Returns the exit status. */
 static int layout_rows(vl_program *p)
 {
     uint64_t chunk = layout_chunk ? layout_chunk : VL_LAYOUT_DEFAULT_CHUNK;
@@ -314,34 +346,39 @@ static int layout_rows(vl_program *p)
                 "peak_bytes the lower one");
     vl_csv_meta(p->csv, "layout_chunk_bytes", "%llu", (unsigned long long)chunk);
     vl_csv_meta(p->csv, "layout_align_bytes", "%d", VL_LAYOUT_ALIGN);
+    if (layout_split)
+        vl_csv_meta(p->csv, "layout_split_bytes", "%llu (requested sizes below it and from it up laid out apart)",
+                    (unsigned long long)layout_split);
     vl_csv_header(p->csv, "heuristic,peak_bytes,extent_bytes,footprint_bytes,extent_ratio,footprint_ratio");
     uint64_t *offsets = malloc((trace.nallocs ? trace.nallocs : 1) * sizeof *offsets);
     if (!offsets) {
         fprintf(stderr, "%s: out of host memory\n", p->cli.prog);
         return VL_EXIT_FAIL;
     }
-    vl_layout_result best = {0};
-    int best_h = -1;
-    for (int h = 0; h < VL_LAYOUT_NHEURISTICS; h++) {
-        vl_layout_result r;
-        char err[512];
-        if (vl_trace_layout(&trace, (vl_layout_heuristic)h, VL_LAYOUT_ALIGN, chunk, offsets, &r, err, sizeof err) != 0 ||
-            vl_trace_layout_check(&trace, offsets, VL_LAYOUT_ALIGN, err, sizeof err) != 0) {
-            fprintf(stderr, "%s: --static-layout %s: %s\n", p->cli.prog, vl_layout_heuristic_name(h), err);
-            free(offsets);
-            return VL_EXIT_FAIL;
-        }
-        layout_row(p->csv, vl_layout_heuristic_name(h), &r);
-        if (best_h < 0 || r.footprint_bytes < best.footprint_bytes) {
-            best = r;
-            best_h = h;
-        }
+    vl_layout_result best = {0}, below = {0}, above = {0};
+    int best_h, below_h, above_h;
+    char name[96];
+    int status = best_layout(p, VL_LAYOUT_ALL_SIZES, chunk, offsets, p->csv, &best, &best_h);
+    if (status == VL_EXIT_OK) {
+        snprintf(name, sizeof name, "best (%s)", vl_layout_heuristic_name(best_h));
+        layout_row(p->csv, name, &best);
+    }
+    if (status == VL_EXIT_OK && layout_split) {
+        status = best_layout(p, (vl_layout_sizes){0, layout_split}, chunk, offsets, NULL, &below, &below_h);
+        if (status == VL_EXIT_OK)
+            status = best_layout(p, (vl_layout_sizes){layout_split, UINT64_MAX}, chunk, offsets, NULL, &above, &above_h);
+    }
+    if (status == VL_EXIT_OK && layout_split) {
+        snprintf(name, sizeof name, "best below the split (%s)", vl_layout_heuristic_name(below_h));
+        layout_row(p->csv, name, &below);
+        snprintf(name, sizeof name, "best from the split up (%s)", vl_layout_heuristic_name(above_h));
+        layout_row(p->csv, name, &above);
+        vl_layout_result apart = {best.peak_bytes, below.extent_bytes + above.extent_bytes,
+                                  below.footprint_bytes + above.footprint_bytes};
+        layout_row(p->csv, "split: both apart", &apart);
     }
     free(offsets);
-    char name[64];
-    snprintf(name, sizeof name, "best (%s)", vl_layout_heuristic_name(best_h));
-    layout_row(p->csv, name, &best);
-    return VL_EXIT_OK;
+    return status;
 }
 
 int main(int argc, char **argv)

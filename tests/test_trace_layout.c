@@ -114,12 +114,18 @@ static int ref_blocks(const vl_trace *t, ref_block *b)
     return (int)t->nallocs;
 }
 
+/* size-best over the blocks `sizes` covers, no offsets kept. */
+static int layout(const vl_trace *t, vl_layout_sizes sizes, uint64_t chunk, vl_layout_result *r)
+{
+    return vl_trace_layout(t, VL_LAYOUT_SIZE_BEST, sizes, ALIGN, chunk, NULL, r, err, sizeof err);
+}
+
 static void expect_valid(const vl_trace *t, vl_layout_heuristic h, vl_layout_result *r)
 {
     uint64_t *off = malloc((t->nallocs ? t->nallocs : 1) * sizeof *off);
     assert_non_null(off);
-    assert_int_equal(vl_trace_layout(t, h, ALIGN, CHUNK, off, r, err, sizeof err), 0);
-    if (vl_trace_layout_check(t, off, ALIGN, err, sizeof err) != 0)
+    assert_int_equal(vl_trace_layout(t, h, VL_LAYOUT_ALL_SIZES, ALIGN, CHUNK, off, r, err, sizeof err), 0);
+    if (vl_trace_layout_check(t, VL_LAYOUT_ALL_SIZES, off, ALIGN, err, sizeof err) != 0)
         fail_msg("%s: %s", vl_layout_heuristic_name(h), err);
     assert_true(r->extent_bytes >= r->peak_bytes);
     assert_true(r->footprint_bytes >= r->peak_bytes);
@@ -192,10 +198,10 @@ static void test_check_accepts_reuse_and_rejects_overlap(void **state)
         assert_int_equal(res.footprint_bytes, CHUNK);
     }
     uint64_t reuse[3] = {0, 1024, 0}, overlap[3] = {0, 1024, 512}, unaligned[3] = {0, 1024, 2100};
-    assert_int_equal(vl_trace_layout_check(&t, reuse, ALIGN, err, sizeof err), 0);
-    assert_int_equal(vl_trace_layout_check(&t, overlap, ALIGN, err, sizeof err), -1);
+    assert_int_equal(vl_trace_layout_check(&t, VL_LAYOUT_ALL_SIZES, reuse, ALIGN, err, sizeof err), 0);
+    assert_int_equal(vl_trace_layout_check(&t, VL_LAYOUT_ALL_SIZES, overlap, ALIGN, err, sizeof err), -1);
     assert_non_null(strstr(err, "overlaps slot 1"));
-    assert_int_equal(vl_trace_layout_check(&t, unaligned, ALIGN, err, sizeof err), -1);
+    assert_int_equal(vl_trace_layout_check(&t, VL_LAYOUT_ALL_SIZES, unaligned, ALIGN, err, sizeof err), -1);
     vl_trace_free(&t);
 }
 
@@ -207,11 +213,11 @@ static void test_footprint_counts_chunks(void **state)
     vl_trace t;
     parse("vramlab-trace 1\na 1 1MiB\na 2 1MiB\na 3 3MiB\nf 1\nf 2\nf 3\n", &t);
     vl_layout_result res;
-    assert_int_equal(vl_trace_layout(&t, VL_LAYOUT_SIZE_BEST, ALIGN, CHUNK, NULL, &res, err, sizeof err), 0);
+    assert_int_equal(layout(&t, VL_LAYOUT_ALL_SIZES, CHUNK, &res), 0);
     assert_int_equal(res.peak_bytes, 5u << 20);
     assert_int_equal(res.extent_bytes, 5u << 20);
     assert_int_equal(res.footprint_bytes, 6u << 20);
-    assert_int_equal(vl_trace_layout(&t, VL_LAYOUT_SIZE_BEST, ALIGN, 64 << 10, NULL, &res, err, sizeof err), 0);
+    assert_int_equal(layout(&t, VL_LAYOUT_ALL_SIZES, 64 << 10, &res), 0);
     assert_int_equal(res.footprint_bytes, 5u << 20);
     vl_trace_free(&t);
 }
@@ -232,7 +238,33 @@ static void test_knowing_lifetimes_avoids_fragmentation(void **state)
         assert_int_equal(res.extent_bytes, 1536);
     }
     uint64_t online[4] = {0, 512, 512, 1024}; /* a low, b above, c in b's place, d above c */
-    assert_int_equal(vl_trace_layout_check(&t, online, ALIGN, err, sizeof err), 0);
+    assert_int_equal(vl_trace_layout_check(&t, VL_LAYOUT_ALL_SIZES, online, ALIGN, err, sizeof err), 0);
+    vl_trace_free(&t);
+}
+
+/* Laid out together, a 1 MiB block and a 3 MiB one made after its free share memory: 3
+ * MiB. Apart (pools of their own, as --layout-split lays them out), 1 + 3 MiB. A layout
+ * of some sizes ignores the other blocks, in its peak and in the check. */
+static void test_sizes_laid_out_apart(void **state)
+{
+    (void)state;
+    vl_trace t;
+    parse("vramlab-trace 1\na 1 1MiB\nf 1\na 2 3MiB\nf 2\n", &t);
+    const uint64_t grain = 64 << 10;
+    vl_layout_result joint, below, above;
+    assert_int_equal(layout(&t, VL_LAYOUT_ALL_SIZES, grain, &joint), 0);
+    assert_int_equal(layout(&t, (vl_layout_sizes){0, 2u << 20}, grain, &below), 0);
+    assert_int_equal(layout(&t, (vl_layout_sizes){2u << 20, UINT64_MAX}, grain, &above), 0);
+    assert_int_equal(joint.peak_bytes, 3u << 20);
+    assert_int_equal(joint.footprint_bytes, 3u << 20);
+    assert_int_equal(below.peak_bytes, 1u << 20);
+    assert_int_equal(below.footprint_bytes, 1u << 20);
+    assert_int_equal(above.footprint_bytes, 3u << 20);
+    vl_trace_free(&t);
+    uint64_t clash[2] = {0, 0}; /* fine when laid out apart: each range sees one block */
+    parse("vramlab-trace 1\na 1 1MiB\na 2 3MiB\nf 1\nf 2\n", &t);
+    assert_int_equal(vl_trace_layout_check(&t, (vl_layout_sizes){0, 2u << 20}, clash, ALIGN, err, sizeof err), 0);
+    assert_int_equal(vl_trace_layout_check(&t, VL_LAYOUT_ALL_SIZES, clash, ALIGN, err, sizeof err), -1);
     vl_trace_free(&t);
 }
 
@@ -242,10 +274,12 @@ static void test_bad_arguments(void **state)
     vl_trace t;
     parse("vramlab-trace 1\na 1 1024\n", &t);
     vl_layout_result res;
-    assert_int_equal(vl_trace_layout(&t, VL_LAYOUT_NHEURISTICS, ALIGN, CHUNK, NULL, &res, err, sizeof err), -1);
-    assert_int_equal(vl_trace_layout(&t, VL_LAYOUT_SIZE_BEST, 500, CHUNK, NULL, &res, err, sizeof err), -1);
-    assert_int_equal(vl_trace_layout(&t, VL_LAYOUT_SIZE_BEST, ALIGN, 256, NULL, &res, err, sizeof err), -1);
-    assert_int_equal(vl_trace_layout(&t, VL_LAYOUT_SIZE_BEST, ALIGN, CHUNK, NULL, &res, err, sizeof err), 0);
+    const vl_layout_sizes all = VL_LAYOUT_ALL_SIZES, backwards = {2048, 1024};
+    assert_int_equal(vl_trace_layout(&t, VL_LAYOUT_NHEURISTICS, all, ALIGN, CHUNK, NULL, &res, err, sizeof err), -1);
+    assert_int_equal(vl_trace_layout(&t, VL_LAYOUT_SIZE_BEST, all, 500, CHUNK, NULL, &res, err, sizeof err), -1);
+    assert_int_equal(vl_trace_layout(&t, VL_LAYOUT_SIZE_BEST, all, ALIGN, 256, NULL, &res, err, sizeof err), -1);
+    assert_int_equal(vl_trace_layout(&t, VL_LAYOUT_SIZE_BEST, backwards, ALIGN, CHUNK, NULL, &res, err, sizeof err), -1);
+    assert_int_equal(layout(&t, all, CHUNK, &res), 0);
     assert_int_equal(res.extent_bytes, 1024);
     vl_trace_free(&t);
 }
@@ -254,4 +288,5 @@ VL_TEST_MAIN(cmocka_unit_test(test_layouts_are_valid_and_above_the_peak),
              cmocka_unit_test(test_no_heuristic_beats_the_exact_optimum),
              cmocka_unit_test(test_check_accepts_reuse_and_rejects_overlap),
              cmocka_unit_test(test_footprint_counts_chunks),
-             cmocka_unit_test(test_knowing_lifetimes_avoids_fragmentation), cmocka_unit_test(test_bad_arguments))
+             cmocka_unit_test(test_knowing_lifetimes_avoids_fragmentation),
+             cmocka_unit_test(test_sizes_laid_out_apart), cmocka_unit_test(test_bad_arguments))

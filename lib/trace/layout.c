@@ -22,6 +22,7 @@ const char *vl_layout_heuristic_name(vl_layout_heuristic h)
 typedef struct life {
     uint64_t size;   /* rounded to align */
     uint64_t t0, t1; /* live over operations [t0, t1) */
+    int covered;     /* its requested size is in the layout's range */
 } life;
 
 typedef struct bucket {
@@ -41,8 +42,9 @@ static uint64_t round_up(uint64_t x, uint64_t align)
     return r ? r : align; /* a 0-byte block still takes one unit, as the allocator's do */
 }
 
-/* Each slot's rounded size and life; the peak of live bytes. NULL out of memory. */
-static life *lives_of(const vl_trace *t, uint64_t align, uint64_t *peak)
+/* Each slot's rounded size and life; the peak of the covered blocks' live bytes. NULL
+ * out of memory. */
+static life *lives_of(const vl_trace *t, vl_layout_sizes sizes, uint64_t align, uint64_t *peak)
 {
     life *L = calloc(t->nallocs ? t->nallocs : 1, sizeof *L);
     if (!L) return NULL;
@@ -54,11 +56,12 @@ static life *lives_of(const vl_trace *t, uint64_t align, uint64_t *peak)
         if (op->kind == VL_TRACE_ALLOC) {
             l->size = round_up(op->size, align);
             l->t0 = i;
-            live += l->size;
+            l->covered = op->size >= sizes.min && op->size < sizes.max;
+            if (l->covered) live += l->size;
             if (live > high) high = live;
         } else {
             l->t1 = i;
-            live -= l->size;
+            if (l->covered) live -= l->size;
         }
     }
     *peak = high;
@@ -133,11 +136,13 @@ static int by_first(const void *a, const void *b)
 
 /* Chunks touched by any block, times chunk: each block's run of chunks, sorted and
  * merged (no array over the chunks: a block may be far larger than host memory). */
-static int footprint(const life *L, const uint64_t *off, size_t n, uint64_t chunk, uint64_t *out)
+static int footprint(const life *L, const uint64_t *off, size_t nslots, uint64_t chunk, uint64_t *out)
 {
-    chunk_run *runs = malloc((n ? n : 1) * sizeof *runs);
+    chunk_run *runs = malloc((nslots ? nslots : 1) * sizeof *runs);
+    size_t n = 0;
     if (!runs) return -1;
-    for (size_t s = 0; s < n; s++) runs[s] = (chunk_run){off[s] / chunk, (off[s] + L[s].size - 1) / chunk};
+    for (size_t s = 0; s < nslots; s++)
+        if (L[s].covered) runs[n++] = (chunk_run){off[s] / chunk, (off[s] + L[s].size - 1) / chunk};
     qsort(runs, n, sizeof *runs, by_first);
     uint64_t touched = 0;
     for (size_t i = 0; i < n;) {
@@ -151,18 +156,19 @@ static int footprint(const life *L, const uint64_t *off, size_t n, uint64_t chun
     return 0;
 }
 
-int vl_trace_layout(const vl_trace *t, vl_layout_heuristic h, uint64_t align, uint64_t chunk, uint64_t *offsets,
-                    vl_layout_result *out, char *err, size_t errlen)
+int vl_trace_layout(const vl_trace *t, vl_layout_heuristic h, vl_layout_sizes sizes, uint64_t align, uint64_t chunk,
+                    uint64_t *offsets, vl_layout_result *out, char *err, size_t errlen)
 {
-    if ((unsigned)h >= VL_LAYOUT_NHEURISTICS || !is_pow2(align) || !is_pow2(chunk) || chunk < align) {
-        snprintf(err, errlen, "layout: bad heuristic, alignment or chunk size");
+    if ((unsigned)h >= VL_LAYOUT_NHEURISTICS || !is_pow2(align) || !is_pow2(chunk) || chunk < align ||
+        sizes.min > sizes.max) {
+        snprintf(err, errlen, "layout: bad heuristic, alignment, chunk size or size range");
         return -1;
     }
     memset(out, 0, sizeof *out);
     size_t n = t->nallocs;
     uint64_t width = t->nops / 4096 > 64 ? t->nops / 4096 : 64;
     size_t nbuckets = (size_t)(t->nops / width) + 1;
-    life *L = lives_of(t, align, &out->peak_bytes);
+    life *L = lives_of(t, sizes, align, &out->peak_bytes);
     uint32_t *order = malloc((n ? n : 1) * sizeof *order);
     uint64_t *off = offsets ? offsets : malloc((n ? n : 1) * sizeof *off);
     uint32_t *stamp = calloc(n ? n : 1, sizeof *stamp);
@@ -171,12 +177,14 @@ int vl_trace_layout(const vl_trace *t, vl_layout_heuristic h, uint64_t align, ui
     int rc = -1;
     if (!L || !order || !off || !stamp || !taken || !B) goto out;
 
-    for (size_t s = 0; s < n; s++) order[s] = (uint32_t)s;
+    size_t ncovered = 0;
+    for (size_t s = 0; s < n; s++)
+        if (L[s].covered) order[ncovered++] = (uint32_t)s;
     sort_lives = L;
-    qsort(order, n, sizeof *order, h == VL_LAYOUT_AREA_BEST ? by_area : by_size);
+    qsort(order, ncovered, sizeof *order, h == VL_LAYOUT_AREA_BEST ? by_area : by_size);
 
     uint64_t extent = 0;
-    for (size_t k = 0; k < n; k++) {
+    for (size_t k = 0; k < ncovered; k++) {
         uint32_t s = order[k];
         const life *l = &L[s];
         size_t b0 = (size_t)(l->t0 / width), b1 = (size_t)((l->t1 - 1) / width), nt = 0;
@@ -226,14 +234,15 @@ static size_t first_above(const uint32_t *ids, size_t n, const uint64_t *off, ui
     return lo;
 }
 
-int vl_trace_layout_check(const vl_trace *t, const uint64_t *offsets, uint64_t align, char *err, size_t errlen)
+int vl_trace_layout_check(const vl_trace *t, vl_layout_sizes sizes, const uint64_t *offsets, uint64_t align,
+                          char *err, size_t errlen)
 {
     if (!is_pow2(align)) {
         snprintf(err, errlen, "layout check: bad alignment");
         return -1;
     }
     uint64_t peak;
-    life *L = lives_of(t, align, &peak);
+    life *L = lives_of(t, sizes, align, &peak);
     uint32_t *live = malloc((t->nallocs ? t->nallocs : 1) * sizeof *live);
     size_t nlive = 0;
     int rc = -1;
@@ -243,6 +252,7 @@ int vl_trace_layout_check(const vl_trace *t, const uint64_t *offsets, uint64_t a
     }
     for (size_t i = 0; i < t->nops; i++) {
         uint32_t s = t->ops[i].slot;
+        if (!L[s].covered) continue;
         size_t at = first_above(live, nlive, offsets, offsets[s]);
         if (t->ops[i].kind == VL_TRACE_ALLOC) {
             if (offsets[s] % align) {

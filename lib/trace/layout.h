@@ -44,15 +44,26 @@ typedef struct vl_layout_result {
     uint64_t footprint_bytes; /* chunks touched by any block, times the chunk size */
 } vl_layout_result;
 
-/* Lays out t with heuristic h: offsets[slot] for each of t->nallocs slots (may be NULL
- * when only the result is wanted). align and chunk: powers of two, chunk >= align.
- * Returns 0, or -1 with one line in err (bad arguments, out of host memory). */
-int vl_trace_layout(const vl_trace *t, vl_layout_heuristic h, uint64_t align, uint64_t chunk, uint64_t *offsets,
-                    vl_layout_result *out, char *err, size_t errlen);
+/* Which blocks a layout covers: those whose requested size is in [min, max). A pool of
+ * their own for some sizes is laid out by covering those sizes alone. */
+typedef struct vl_layout_sizes {
+    uint64_t min, max;
+} vl_layout_sizes;
+#define VL_LAYOUT_ALL_SIZES ((vl_layout_sizes){0, UINT64_MAX})
 
-/* Checks a layout: offsets aligned, and no two blocks live at the same time overlap.
- * Returns 0, or -1 with the first conflict in err. Independent of the heuristics (a
- * sweep over the operations keeping the live blocks ordered by offset). */
-int vl_trace_layout_check(const vl_trace *t, const uint64_t *offsets, uint64_t align, char *err, size_t errlen);
+/* Lays out the blocks of t that `sizes` covers with heuristic h: offsets[slot] for each
+ * of t->nallocs slots (others left as they were; offsets may be NULL when only the result
+ * is wanted). peak_bytes counts the covered blocks only. align and chunk: powers of two,
+ * chunk >= align. Returns 0, or -1 with one line in err (bad arguments, out of host
+ * memory, offsets past 2^64). */
+int vl_trace_layout(const vl_trace *t, vl_layout_heuristic h, vl_layout_sizes sizes, uint64_t align, uint64_t chunk,
+                    uint64_t *offsets, vl_layout_result *out, char *err, size_t errlen);
+
+/* Checks a layout of the blocks `sizes` covers: offsets aligned, and no two of them live
+ * at the same time overlap. Returns 0, or -1 with the first conflict in err. Independent
+ * of the heuristics (a sweep over the operations keeping the live blocks ordered by
+ * offset). */
+int vl_trace_layout_check(const vl_trace *t, vl_layout_sizes sizes, const uint64_t *offsets, uint64_t align,
+                          char *err, size_t errlen);
 
 #endif
