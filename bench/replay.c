@@ -16,7 +16,9 @@
  * --static-layout (with --device sim) replays nothing: it lays the trace out offline, each
  * block at one offset for its whole life, knowing every lifetime (lib/trace/layout.h), and
  * writes one row per heuristic and the best: how little an allocator that never moves a
- * block, so makes no map or unmap call once warm, could reserve for this trace.
+ * block, so makes no map or unmap call once warm, could reserve for this trace. Its
+ * metadata say whether the trace repeats exactly, and with what period
+ * (lib/trace/period.h).
  *
  * --growth-log FILE (caching allocator) writes every growth to a second CSV: the request,
  * the largest free block it could have used, the free bytes, reserved before and after,
@@ -34,6 +36,7 @@
 #include "stats.h"
 #include "trace/fit.h"
 #include "trace/layout.h"
+#include "trace/period.h"
 #include "trace/load.h"
 #include "trace/replay.h"
 #include "trace/trace.h"
@@ -346,6 +349,13 @@ static int layout_rows(vl_program *p)
                 "peak_bytes the lower one");
     vl_csv_meta(p->csv, "layout_chunk_bytes", "%llu", (unsigned long long)chunk);
     vl_csv_meta(p->csv, "layout_align_bytes", "%d", VL_LAYOUT_ALIGN);
+    vl_trace_period period;
+    if (vl_trace_find_period(&trace, &period) != 0) {
+        fprintf(stderr, "%s: out of host memory\n", p->cli.prog);
+        return VL_EXIT_FAIL;
+    }
+    vl_csv_meta(p->csv, "trace_period_allocs", "%zu (0: none; the allocations repeat with this period in the "
+                "second half, sizes and lifetimes, %zu compared: lib/trace/period.h)", period.allocs, period.compared);
     if (layout_split)
         vl_csv_meta(p->csv, "layout_split_bytes", "%llu (requested sizes below it and from it up laid out apart)",
                     (unsigned long long)layout_split);
