@@ -283,7 +283,8 @@ static int fit_rows(vl_program *p, vl_stream *streams)
     return VL_EXIT_OK;
 }
 
-/* Ends a run without pass rows (--fit, or a growth log that cannot be written): a failed
+/* Ends a run without pass rows (--fit, --static-layout, or a growth log that cannot be
+ * written): a failed
  * status discards the CSV (none rather than one that lacks its rows); everything closes in
  * order. Returns status, or the finish's own where status is OK. */
 static int end_run(vl_program *p, vl_replay *r, vl_bench_streams *streams, int *is_default, int status)
@@ -310,6 +311,14 @@ static void layout_row(vl_csv *csv, const char *name, const vl_layout_result *r)
     }
     vl_csv_row(csv, "\"%s\",%llu,%llu,%llu,%s,%s", name, (unsigned long long)r->peak_bytes,
                (unsigned long long)r->extent_bytes, (unsigned long long)r->footprint_bytes, ext, foot);
+}
+
+/* A best layout's row, named "LABEL (heuristic)". */
+static void best_row(vl_csv *csv, const char *label, const vl_layout_result *r, int h)
+{
+    char name[96];
+    snprintf(name, sizeof name, "%s (%s)", label, vl_layout_heuristic_name((vl_layout_heuristic)h));
+    layout_row(csv, name, r);
 }
 
 /* The layouts of the blocks `sizes` covers with every heuristic, each checked
@@ -367,25 +376,19 @@ static int layout_rows(vl_program *p)
     }
     vl_layout_result best = {0}, below = {0}, above = {0};
     int best_h, below_h, above_h;
-    char name[96];
     int status = best_layout(p, VL_LAYOUT_ALL_SIZES, chunk, offsets, p->csv, &best, &best_h);
-    if (status == VL_EXIT_OK) {
-        snprintf(name, sizeof name, "best (%s)", vl_layout_heuristic_name(best_h));
-        layout_row(p->csv, name, &best);
-    }
+    if (status == VL_EXIT_OK) best_row(p->csv, "best", &best, best_h);
     if (status == VL_EXIT_OK && layout_split) {
         status = best_layout(p, (vl_layout_sizes){0, layout_split}, chunk, offsets, NULL, &below, &below_h);
         if (status == VL_EXIT_OK)
             status = best_layout(p, (vl_layout_sizes){layout_split, UINT64_MAX}, chunk, offsets, NULL, &above, &above_h);
-    }
-    if (status == VL_EXIT_OK && layout_split) {
-        snprintf(name, sizeof name, "best below the split (%s)", vl_layout_heuristic_name(below_h));
-        layout_row(p->csv, name, &below);
-        snprintf(name, sizeof name, "best from the split up (%s)", vl_layout_heuristic_name(above_h));
-        layout_row(p->csv, name, &above);
-        vl_layout_result apart = {best.peak_bytes, below.extent_bytes + above.extent_bytes,
-                                  below.footprint_bytes + above.footprint_bytes};
-        layout_row(p->csv, "split: both apart", &apart);
+        if (status == VL_EXIT_OK) {
+            best_row(p->csv, "best below the split", &below, below_h);
+            best_row(p->csv, "best from the split up", &above, above_h);
+            vl_layout_result apart = {best.peak_bytes, below.extent_bytes + above.extent_bytes,
+                                      below.footprint_bytes + above.footprint_bytes};
+            layout_row(p->csv, "split: both apart", &apart);
+        }
     }
     free(offsets);
     return status;

@@ -120,12 +120,18 @@ static int layout(const vl_trace *t, vl_layout_sizes sizes, uint64_t chunk, vl_l
     return vl_trace_layout(t, VL_LAYOUT_SIZE_BEST, sizes, ALIGN, chunk, NULL, r, err, sizeof err);
 }
 
+/* The independent check of offsets for the blocks `sizes` covers. */
+static int check(const vl_trace *t, vl_layout_sizes sizes, const uint64_t *offsets)
+{
+    return vl_trace_layout_check(t, sizes, offsets, ALIGN, err, sizeof err);
+}
+
 static void expect_valid(const vl_trace *t, vl_layout_heuristic h, vl_layout_result *r)
 {
     uint64_t *off = malloc((t->nallocs ? t->nallocs : 1) * sizeof *off);
     assert_non_null(off);
     assert_int_equal(vl_trace_layout(t, h, VL_LAYOUT_ALL_SIZES, ALIGN, CHUNK, off, r, err, sizeof err), 0);
-    if (vl_trace_layout_check(t, VL_LAYOUT_ALL_SIZES, off, ALIGN, err, sizeof err) != 0)
+    if (check(t, VL_LAYOUT_ALL_SIZES, off) != 0)
         fail_msg("%s: %s", vl_layout_heuristic_name(h), err);
     assert_true(r->extent_bytes >= r->peak_bytes);
     assert_true(r->footprint_bytes >= r->peak_bytes);
@@ -198,10 +204,10 @@ static void test_check_accepts_reuse_and_rejects_overlap(void **state)
         assert_int_equal(res.footprint_bytes, CHUNK);
     }
     uint64_t reuse[3] = {0, 1024, 0}, overlap[3] = {0, 1024, 512}, unaligned[3] = {0, 1024, 2100};
-    assert_int_equal(vl_trace_layout_check(&t, VL_LAYOUT_ALL_SIZES, reuse, ALIGN, err, sizeof err), 0);
-    assert_int_equal(vl_trace_layout_check(&t, VL_LAYOUT_ALL_SIZES, overlap, ALIGN, err, sizeof err), -1);
+    assert_int_equal(check(&t, VL_LAYOUT_ALL_SIZES, reuse), 0);
+    assert_int_equal(check(&t, VL_LAYOUT_ALL_SIZES, overlap), -1);
     assert_non_null(strstr(err, "overlaps slot 1"));
-    assert_int_equal(vl_trace_layout_check(&t, VL_LAYOUT_ALL_SIZES, unaligned, ALIGN, err, sizeof err), -1);
+    assert_int_equal(check(&t, VL_LAYOUT_ALL_SIZES, unaligned), -1);
     vl_trace_free(&t);
 }
 
@@ -238,7 +244,7 @@ static void test_knowing_lifetimes_avoids_fragmentation(void **state)
         assert_int_equal(res.extent_bytes, 1536);
     }
     uint64_t online[4] = {0, 512, 512, 1024}; /* a low, b above, c in b's place, d above c */
-    assert_int_equal(vl_trace_layout_check(&t, VL_LAYOUT_ALL_SIZES, online, ALIGN, err, sizeof err), 0);
+    assert_int_equal(check(&t, VL_LAYOUT_ALL_SIZES, online), 0);
     vl_trace_free(&t);
 }
 
@@ -263,8 +269,8 @@ static void test_sizes_laid_out_apart(void **state)
     vl_trace_free(&t);
     uint64_t clash[2] = {0, 0}; /* fine when laid out apart: each range sees one block */
     parse("vramlab-trace 1\na 1 1MiB\na 2 3MiB\nf 1\nf 2\n", &t);
-    assert_int_equal(vl_trace_layout_check(&t, (vl_layout_sizes){0, 2u << 20}, clash, ALIGN, err, sizeof err), 0);
-    assert_int_equal(vl_trace_layout_check(&t, VL_LAYOUT_ALL_SIZES, clash, ALIGN, err, sizeof err), -1);
+    assert_int_equal(check(&t, (vl_layout_sizes){0, 2u << 20}, clash), 0);
+    assert_int_equal(check(&t, VL_LAYOUT_ALL_SIZES, clash), -1);
     vl_trace_free(&t);
 }
 

@@ -174,6 +174,7 @@ int vl_trace_layout(const vl_trace *t, vl_layout_heuristic h, vl_layout_sizes si
     uint32_t *stamp = calloc(n ? n : 1, sizeof *stamp);
     interval *taken = malloc((n ? n : 1) * sizeof *taken);
     bucket *B = calloc(nbuckets, sizeof *B);
+    const char *why = "out of host memory";
     int rc = -1;
     if (!L || !order || !off || !stamp || !taken || !B) goto out;
 
@@ -198,8 +199,7 @@ int vl_trace_layout(const vl_trace *t, vl_layout_heuristic h, vl_layout_sizes si
         qsort(taken, nt, sizeof *taken, by_low);
         off[s] = place(taken, nt, l->size, h != VL_LAYOUT_SIZE_FIRST);
         if (off[s] > UINT64_MAX - l->size) {
-            snprintf(err, errlen, "layout: offsets beyond 2^64 bytes");
-            rc = -2;
+            why = "offsets beyond 2^64 bytes";
             goto out;
         }
         if (off[s] + l->size > extent) extent = off[s] + l->size;
@@ -210,8 +210,7 @@ int vl_trace_layout(const vl_trace *t, vl_layout_heuristic h, vl_layout_sizes si
     if (footprint(L, off, n, chunk, &out->footprint_bytes) != 0) goto out;
     rc = 0;
 out:
-    if (rc == -1) snprintf(err, errlen, "layout: out of host memory");
-    if (rc != 0) rc = -1;
+    if (rc != 0) snprintf(err, errlen, "layout: %s", why);
     for (size_t b = 0; B && b < nbuckets; b++) free(B[b].ids);
     free(B);
     free(taken);
@@ -260,19 +259,19 @@ int vl_trace_layout_check(const vl_trace *t, vl_layout_sizes sizes, const uint64
                          (unsigned long long)align);
                 goto out;
             }
-            uint32_t below = at ? live[at - 1] : UINT32_MAX, above = at < nlive ? live[at] : UINT32_MAX;
-            if ((below != UINT32_MAX && offsets[below] + L[below].size > offsets[s]) ||
-                (above != UINT32_MAX && offsets[s] + L[s].size > offsets[above])) {
+            uint32_t clash = UINT32_MAX; /* the live neighbour below or above that it overlaps */
+            if (at && offsets[live[at - 1]] + L[live[at - 1]].size > offsets[s]) clash = live[at - 1];
+            else if (at < nlive && offsets[s] + L[s].size > offsets[live[at]]) clash = live[at];
+            if (clash != UINT32_MAX) {
                 snprintf(err, errlen, "operation %zu: slot %u [%llu, +%llu) overlaps slot %u, live at the same time", i, s,
-                         (unsigned long long)offsets[s], (unsigned long long)L[s].size,
-                         below != UINT32_MAX && offsets[below] + L[below].size > offsets[s] ? below : above);
+                         (unsigned long long)offsets[s], (unsigned long long)L[s].size, clash);
                 goto out;
             }
             memmove(live + at + 1, live + at, (nlive - at) * sizeof *live);
             live[at] = s;
             nlive++;
         } else {
-            while (at < nlive && live[at] != s) at++; /* blocks at one offset: at most a few */
+            while (at < nlive && live[at] != s) at++; /* distinct offsets: sizes >= align */
             if (at == nlive) {
                 snprintf(err, errlen, "operation %zu: slot %u freed but not live", i, s);
                 goto out;

@@ -40,9 +40,10 @@ def split(text, path):
 def replace_all(texts, rendered):
     """{path: text with its blocks replaced}, for several files that hold every rendered
     block between them, each exactly once."""
+    parts = {path: split(text, path) for path, text in texts.items()}
     where = {}
-    for path, text in texts.items():
-        for n, _ in split(text, path):
+    for path, cut in parts.items():
+        for n, _ in cut:
             if not n:
                 continue
             if n in where:
@@ -55,8 +56,5 @@ def replace_all(texts, rendered):
     if missing:
         raise BlockError(f"{', '.join(texts)}: no markers for block(s) {', '.join(missing)}: add "
                          f"'<!-- findings:NAME begin -->' and '<!-- findings:NAME end -->' lines")
-    out = {}
-    for path, text in texts.items():
-        out[path] = "\n".join(line for n, lines in split(text, path)
-                              for line in (rendered[n] if n else lines))
-    return out
+    return {path: "\n".join(line for n, lines in cut for line in (rendered[n] if n else lines))
+            for path, cut in parts.items()}
