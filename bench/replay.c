@@ -30,6 +30,7 @@
 
 #include "bench/peaks.h"
 #include "caching/caching.h"
+#include "caching/plan.h"
 #include "bench/streams.h"
 #include "exitcodes.h"
 #include "program.h"
@@ -231,6 +232,20 @@ static vl_csv *open_growth_log(vl_program *p, growth_log *gl, const vl_replay *r
     return gl->csv;
 }
 
+/* plan=1 (lib/caching/plan.h): its state after the pass and its counts so far. */
+#define PLAN_COLUMNS ",plan_state,plan_plans,plan_activations,plan_ends,plan_served,plan_period_allocs,plan_arena_bytes," \
+                     "plan_last_end"
+static void plan_values(vl_program *p, char *out, size_t len)
+{
+    vl_plan_info info;
+    if (vl_caching_plan_info(p->alloc, &info) != 0) return;
+    for (char *c = info.last_end; *c; c++)
+        if (*c == '"' || *c == ',') *c = ';'; /* one CSV field, unquoted */
+    snprintf(out, len, ",%s,%llu,%llu,%llu,%llu,%llu,%llu,%s", info.state, (unsigned long long)info.plans,
+             (unsigned long long)info.activations, (unsigned long long)info.ends, (unsigned long long)info.served,
+             (unsigned long long)info.period_allocs, (unsigned long long)info.arena_bytes, info.last_end);
+}
+
 static void write_trace_meta(vl_csv *csv, const vl_trace *t)
 {
     vl_csv_meta(csv, "trace", "%s", trace_path);
@@ -418,10 +433,13 @@ int main(int argc, char **argv)
     if (static_layout) return end_run(&p, &r, &streams, is_default, layout_rows(&p));
     char acols[256], fcols[256];
     char header[1024];
+    vl_plan_info plan;
+    int planned = vl_caching_plan_info(p.alloc, &plan) == 0; /* plan=1: what the plan did, per pass */
     snprintf(header, sizeof header,
              "pass,ops,allocs,frees,ooms,frees_after_oom,wall_ms,ops_per_s,%s,%s," VL_BENCH_PEAK_COLUMNS
-             ",segments,device_allocs",
-             vl_summary_columns("alloc", "ns", acols, sizeof acols), vl_summary_columns("free", "ns", fcols, sizeof fcols));
+             ",segments,device_allocs%s",
+             vl_summary_columns("alloc", "ns", acols, sizeof acols), vl_summary_columns("free", "ns", fcols, sizeof fcols),
+             planned ? PLAN_COLUMNS : "");
     vl_csv_header(p.csv, header);
     growth_log gl = {0};
     if (growth_log_path && !open_growth_log(&p, &gl, &r)) {
@@ -435,13 +453,15 @@ int main(int argc, char **argv)
         vl_replay_pass_run(&r, &rp);
         char avals[256], fvals[256], peaks[256], seg[32], dal[32], rate[32];
         size_t ops = rp.allocs + rp.frees;
-        vl_csv_row(p.csv, "%lld,%zu,%zu,%zu,%zu,%zu,%.3f,%s,%s,%s,%s,%s,%s", (long long)pass, ops, rp.allocs,
+        char planv[320] = "";
+        if (planned) plan_values(&p, planv, sizeof planv);
+        vl_csv_row(p.csv, "%lld,%zu,%zu,%zu,%zu,%zu,%.3f,%s,%s,%s,%s,%s,%s%s", (long long)pass, ops, rp.allocs,
                    rp.frees, rp.ooms, rp.frees_after_oom, rp.wall_ns / 1e6,
                    vl_csv_f64(vl_rate((double)ops, rp.wall_ns / 1e9), 1, rate, sizeof rate),
                    vl_summary_values(&rp.alloc_ns, avals, sizeof avals),
                    vl_summary_values(&rp.free_ns, fvals, sizeof fvals),
                    vl_bench_peak_values(&rp.stats, peaks, sizeof peaks), vl_csv_i64(rp.stats.segments, seg, sizeof seg),
-                   vl_csv_i64(rp.stats.device_allocs, dal, sizeof dal));
+                   vl_csv_i64(rp.stats.device_allocs, dal, sizeof dal), planv);
     }
 
     vl_replay_destroy(&r);

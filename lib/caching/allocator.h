@@ -9,6 +9,7 @@
  *   chunks.h                where an expandable range's chunks start (sizes grow with offset)
  *   park.h/.c               a stream's last free, parked for the next request (fast path)
  *   events.c                record_use and deferred reuse behind events
+ *   plan.h/.c               plan=1: repeating programs served from an offline layout
  *   stats.c                 statistics, memory summary, OOM report
  *   check.c                 the invariant checker the tests run after every step
  *   lock.h                  the one spinlock
@@ -28,6 +29,7 @@
 #include "caching/block.h"
 #include "caching/caching.h"
 #include "caching/lock.h"
+#include "caching/plan.h"
 #include "caching/slab.h"
 #include "caching/spans.h"
 #include "device.h"
@@ -158,6 +160,7 @@ typedef struct vl_caching_config {
     int pack;              /* expandable with pack=1 (0 for classic): lowest of a few fits; idle ranges laid out again */
     int oom_report;        /* print the OOM report to stderr */
     int park;              /* park a stream's last free (park.h) */
+    int plan;              /* plan=1: serve a repeating program from an offline layout (plan.h) */
 } vl_caching_config;
 
 typedef struct vl_caching {
@@ -214,6 +217,7 @@ typedef struct vl_caching {
      * unmapped), and the allocator stays usable. */
     int last_error;
     char last_error_text[256];
+    vl_cplan *plan;                /* plan=1 (plan.h), else NULL */
 } vl_caching;
 
 /* segments_classic.c: the idle heap (vl_caching.idle). */
@@ -264,7 +268,12 @@ vl_cblock *vl_caching_coalesce(vl_caching *c, vl_cblock *b);
 /* Makes b FREE: coalesces with FREE neighbours, puts the result in its pool's bins. */
 vl_cblock *vl_caching_release_block(vl_caching *c, vl_cblock *b);
 void *vl_caching_alloc(vl_caching *c, size_t size, vl_stream s);
+/* The same without the plan's hook (plan=1 takes its arena through it). */
+void *vl_caching_alloc_unplanned(vl_caching *c, size_t size, vl_stream s);
 void vl_caching_free(vl_caching *c, void *ptr);
+/* trim without the plan's arena: every cached byte back, after deferred frees (plan.c
+ * gives the cache back when its arena replaces it). */
+size_t vl_caching_release_cached(vl_caching *c);
 size_t vl_caching_trim(vl_caching *c);
 
 /* segments_classic.c: a FREE block (in bins) of a new segment that fits `rounded`,
@@ -354,6 +363,8 @@ void vl_budget_relocated(vl_caching *c, int64_t maps);
 
 /* events.c */
 int vl_caching_record_use(vl_caching *c, void *ptr, vl_stream s);
+/* The same without the plan's hook: the plan forwards a planned block's use to its arena. */
+int vl_caching_record_use_unplanned(vl_caching *c, void *ptr, vl_stream s);
 /* ALLOCATED b with uses: records events, makes it PENDING. When no event can be
  * recorded it waits for the device instead and makes b FREE at once. */
 void vl_caching_defer_free(vl_caching *c, vl_cblock *b);

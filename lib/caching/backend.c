@@ -66,6 +66,13 @@ static const vl_opt caching_options[] = {
              "it back without the free lists when best fit would give it that same block (the "
              "cache-hit fast path); otherwise it joins the free lists first, so no decision "
              "changes, only statistics read between the two; 0: every free coalesces at once"},
+    {.name = "plan", .kind = VL_OPT_BOOL, .default_value = "0",
+     .help = "learn a program that repeats exactly (a fixed-shape training loop: same requests, same "
+             "frees, every step), lay one period out offline and serve later periods from one block "
+             "at planned offsets, without fits or map calls; a request that differs ends the plan "
+             "(the allocator serves it) and learning starts again (lib/caching/plan.h). Pair it "
+             "with a tight warm-up (span=0,reclaim_max=0.008): peak reserved counts the steps "
+             "before the plan too"},
     {.name = "oom_report", .kind = VL_OPT_BOOL, .default_value = "0",
      .help = "print a PyTorch-style report to stderr on every OOM"},
     {NULL},
@@ -88,6 +95,7 @@ static int caching_open(vl_allocator *a, const vl_spec *spec, char *err, size_t 
     cfg.split_toward_hole = vl_spec_choice(spec, "split") == 1;
     cfg.pack = cfg.expandable && vl_spec_bool(spec, "pack"); /* classic segments have nothing to pack */
     cfg.park = vl_spec_bool(spec, "park") && !cfg.pack; /* pack=1 lays an idle stream out at its last free */
+    cfg.plan = vl_spec_bool(spec, "plan");
     /* Options that cannot work are usage errors here, not failures later. */
     if (div < 0 || div > 1 << 20 || (div & (div - 1)) != 0) {
         snprintf(err, errlen, "caching: roundup_div must be 0 or a power of two, got %lld", (long long)div);
@@ -136,6 +144,15 @@ static int caching_open(vl_allocator *a, const vl_spec *spec, char *err, size_t 
     vl_slab_init(&c->nodes, VL_NODE_SIZE, 256);
     memset(&c->st, 0, sizeof c->st);
     vl_budget_init(c);
+    if (cfg.plan && !(c->plan = vl_plan_new())) {
+        vl_slab_destroy(&c->blocks);
+        vl_slab_destroy(&c->nodes);
+        vl_addrmap_destroy(&c->table);
+        vl_addrmap_destroy(&c->stream_table);
+        free(c);
+        snprintf(err, errlen, "caching: out of host memory for plan=1's log");
+        return -1;
+    }
     a->impl = c;
     return 0;
 }
@@ -216,6 +233,7 @@ static void caching_close(vl_allocator *a)
     if (!c) return;
     vl_lock_acquire(&c->lock);
     vl_caching_process_events(c, 1);
+    if (c->plan) vl_plan_trim(c); /* an arena without planned blocks is cache, not a leak */
     vl_release_drain(c); /* every retire batch unmapped, kept memory given back */
     vl_park_release_all(c); /* every cached block FREE, as the teardown below expects */
     if (c->table.count)
@@ -242,6 +260,7 @@ static void caching_close(vl_allocator *a)
     vl_slab_destroy(&c->nodes);
     vl_addrmap_destroy(&c->table);
     vl_addrmap_destroy(&c->stream_table);
+    vl_plan_delete(c->plan);
     vl_lock_release(&c->lock);
     free(c);
     a->impl = NULL;
@@ -290,6 +309,7 @@ size_t vl_caching_block_size(vl_allocator *a, void *p)
     vl_lock_acquire(&c->lock);
     vl_addrmap_slot *slot = vl_addrmap_find(&c->table, (uintptr_t)p);
     size_t size = slot ? ((vl_cblock *)(uintptr_t)slot->value)->size : 0;
+    if (c->plan && vl_plan_owns(c->plan, p)) size = vl_plan_block_size(c->plan, p);
     vl_lock_release(&c->lock);
     return size;
 }
@@ -303,6 +323,17 @@ int vl_caching_on_growth(vl_allocator *a, vl_caching_growth_fn fn, void *ctx)
     c->on_growth_ctx = fn ? ctx : NULL;
     vl_lock_release(&c->lock);
     return 0;
+}
+
+int vl_caching_plan_info(vl_allocator *a, vl_plan_info *out)
+{
+    if (!a || a->backend != &vl_backend_caching) return -1;
+    vl_caching *c = impl(a);
+    vl_lock_acquire(&c->lock);
+    int have = c->plan != NULL;
+    if (have) vl_plan_get_info(c->plan, out);
+    vl_lock_release(&c->lock);
+    return have ? 0 : -1;
 }
 
 unsigned long long vl_caching_park_hits(vl_allocator *a)

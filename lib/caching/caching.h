@@ -24,6 +24,11 @@ int vl_caching_last_error(vl_allocator *a, char *buf, size_t buflen);
  * not allocated by a. */
 size_t vl_caching_block_size(vl_allocator *a, void *p);
 
+/* What plan=1 did (caching/plan.h): 0 with *out filled, -1 when a is not a caching
+ * allocator with plan=1. */
+struct vl_plan_info;
+int vl_caching_plan_info(vl_allocator *a, struct vl_plan_info *out);
+
 /* Requests served by taking the stream's parked block back (lib/caching/park.h): the
  * cache-hit fast path, since open. */
 unsigned long long vl_caching_park_hits(vl_allocator *a);

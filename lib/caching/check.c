@@ -161,6 +161,10 @@ static int check_stream_counts(vl_caching *c, const vl_cstream *st, char *err, s
             if (b->state == VL_CB_RETIRING) reserved -= (int64_t)b->size; /* on its way out */
         }
     }
+    if (c->plan && vl_plan_stream(c->plan) == st) { /* plan=1: its blocks and arena (plan.h) */
+        allocated += vl_plan_live_bytes(c->plan);
+        reserved += vl_plan_mapped_bytes(c->plan);
+    }
     CHECK(allocated == st->allocated, "stream allocated %" PRId64 ", its blocks sum to %" PRId64, st->allocated, allocated);
     CHECK(reserved == st->reserved, "stream reserved %" PRId64 ", its ranges map %" PRId64, st->reserved, reserved);
     CHECK(st->peak_allocated >= st->allocated, "stream peak allocated below allocated");
@@ -280,6 +284,11 @@ int vl_caching_check_locked(vl_caching *c, char *err, size_t errlen)
     CHECK(header_count == c->blocks.live, "block headers: %zu in segments, %zu handed out", header_count, c->blocks.live);
     CHECK((size_t)sums[5] == c->table.count, "pointer table holds %zu, allocated blocks %" PRId64, c->table.count, sums[5]);
     if (check_parked(c, sums[8], err, errlen) != 0) return -1;
+    if (c->plan) { /* plan=1: planned blocks are no blocks of a segment, its arena no segment (plan.h) */
+        sums[0] += vl_plan_live_bytes(c->plan);
+        sums[1] += vl_plan_live_requested(c->plan);
+        sums[3] += vl_plan_mapped_bytes(c->plan);
+    }
     CHECK(sums[0] == c->st.allocated_bytes, "allocated_bytes %" PRId64 ", blocks sum to %" PRId64, c->st.allocated_bytes, sums[0]);
     CHECK(sums[1] == c->st.requested_bytes, "requested_bytes %" PRId64 ", blocks sum to %" PRId64, c->st.requested_bytes, sums[1]);
     CHECK(sums[0] + sums[2] == c->st.active_bytes, "active_bytes %" PRId64 ", blocks sum to %" PRId64, c->st.active_bytes, sums[0] + sums[2]);
@@ -314,5 +323,6 @@ int vl_caching_check_locked(vl_caching *c, char *err, size_t errlen)
           "reserved >= active >= allocated >= requested >= 0 violated");
     CHECK(c->st.peak_reserved_bytes >= c->st.reserved_bytes && c->st.peak_allocated_bytes >= c->st.allocated_bytes,
           "a peak below its current value");
+    if (c->plan && vl_plan_check(c->plan, err, errlen) != 0) return -1;
     return 0;
 }

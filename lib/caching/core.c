@@ -370,6 +370,7 @@ static void *hand_out(vl_caching *c, vl_cstream *st, vl_cblock *b, size_t size)
     }
     b->state = VL_CB_ALLOCATED;
     b->requested = size;
+    if (c->plan) vl_plan_note_alloc(c, st, b);
     vl_stat_add(&c->st.requested_bytes, &c->st.peak_requested_bytes, (int64_t)size);
     vl_stat_add(&c->st.allocated_bytes, &c->st.peak_allocated_bytes, (int64_t)b->size);
     if (c->st.allocated_bytes > c->allocated_high_water) c->allocated_high_water = c->st.allocated_bytes;
@@ -380,6 +381,13 @@ static void *hand_out(vl_caching *c, vl_cstream *st, vl_cblock *b, size_t size)
 }
 
 void *vl_caching_alloc(vl_caching *c, size_t size, vl_stream s)
+{
+    void *planned;
+    if (size != 0 && c->plan && vl_plan_serve(c, size, s, &planned)) return planned;
+    return vl_caching_alloc_unplanned(c, size, s);
+}
+
+void *vl_caching_alloc_unplanned(vl_caching *c, size_t size, vl_stream s)
 {
     if (size == 0) return NULL;
     c->st.allocs++;
@@ -439,12 +447,17 @@ void *vl_caching_alloc(vl_caching *c, size_t size, vl_stream s)
 
 void vl_caching_free(vl_caching *c, void *ptr)
 {
+    if (c->plan && vl_plan_owns(c->plan, ptr)) {
+        vl_plan_free(c, ptr);
+        return;
+    }
     uint64_t value;
     if (!vl_addrmap_remove(&c->table, (uintptr_t)ptr, &value)) {
         fprintf(stderr, "caching: free of %p, which is not allocated here (double free?); ignored\n", ptr);
         return;
     }
     vl_cblock *b = (vl_cblock *)(uintptr_t)value;
+    if (c->plan) vl_plan_note_free(c, b);
     c->st.frees++;
     c->st.requested_bytes -= (int64_t)b->requested;
     c->st.allocated_bytes -= (int64_t)b->size;
@@ -464,11 +477,17 @@ void vl_caching_free(vl_caching *c, void *ptr)
     vl_caching_stats_touch(c);
 }
 
-size_t vl_caching_trim(vl_caching *c)
+size_t vl_caching_release_cached(vl_caching *c)
 {
     /* Like torch.cuda.empty_cache(): wait for deferred frees first. */
     vl_caching_process_events(c, 1);
     size_t released = release_cache(c);
     vl_caching_stats_touch(c);
     return released;
+}
+
+size_t vl_caching_trim(vl_caching *c)
+{
+    if (c->plan) vl_plan_trim(c); /* an arena holding no planned block is cache too */
+    return vl_caching_release_cached(c);
 }

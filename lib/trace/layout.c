@@ -21,9 +21,30 @@ const char *vl_layout_heuristic_name(vl_layout_heuristic h)
 
 typedef struct life {
     uint64_t size;   /* rounded to align */
-    uint64_t t0, t1; /* live over operations [t0, t1) */
+    uint64_t t0, t1; /* live over operations [t0, t1); periodic: t1 past the period wraps to [0, t1 - period) */
     int covered;     /* its requested size is in the layout's range */
 } life;
+
+/* A life as at most two pieces of [0, period). */
+static int pieces(const life *l, uint64_t period, uint64_t lo[2], uint64_t hi[2])
+{
+    lo[0] = l->t0;
+    hi[0] = l->t1 < period ? l->t1 : period;
+    if (l->t1 <= period) return 1;
+    lo[1] = 0;
+    hi[1] = l->t1 - period;
+    return 2;
+}
+
+static int lives_overlap(const life *a, const life *b, uint64_t period)
+{
+    uint64_t alo[2], ahi[2], blo[2], bhi[2];
+    int na = pieces(a, period, alo, ahi), nb = pieces(b, period, blo, bhi);
+    for (int i = 0; i < na; i++)
+        for (int j = 0; j < nb; j++)
+            if (alo[i] < bhi[j] && blo[j] < ahi[i]) return 1;
+    return 0;
+}
 
 typedef struct bucket {
     uint32_t *ids;
@@ -68,7 +89,7 @@ static life *lives_of(const vl_trace *t, vl_layout_sizes sizes, uint64_t align, 
     return L;
 }
 
-static const life *sort_lives;
+static _Thread_local const life *sort_lives; /* qsort has no context argument; allocators may lay out in several threads */
 
 static int by_size(const void *a, const void *b)
 {
@@ -156,19 +177,13 @@ static int footprint(const life *L, const uint64_t *off, size_t nslots, uint64_t
     return 0;
 }
 
-int vl_trace_layout(const vl_trace *t, vl_layout_heuristic h, vl_layout_sizes sizes, uint64_t align, uint64_t chunk,
-                    uint64_t *offsets, vl_layout_result *out, char *err, size_t errlen)
+/* The greedy over lives L[0..n) in time [0, period) (lives past it wrap), for both entry
+ * points; takes L (freed here). out->peak_bytes is the caller's. */
+static int lay_out(life *L, size_t n, uint64_t period, vl_layout_heuristic h, uint64_t chunk, uint64_t *offsets,
+                   vl_layout_result *out, char *err, size_t errlen)
 {
-    if ((unsigned)h >= VL_LAYOUT_NHEURISTICS || !is_pow2(align) || !is_pow2(chunk) || chunk < align ||
-        sizes.min > sizes.max) {
-        snprintf(err, errlen, "layout: bad heuristic, alignment, chunk size or size range");
-        return -1;
-    }
-    memset(out, 0, sizeof *out);
-    size_t n = t->nallocs;
-    uint64_t width = t->nops / 4096 > 64 ? t->nops / 4096 : 64;
-    size_t nbuckets = (size_t)(t->nops / width) + 1;
-    life *L = lives_of(t, sizes, align, &out->peak_bytes);
+    uint64_t width = period / 4096 > 64 ? period / 4096 : 64;
+    size_t nbuckets = (size_t)(period / width) + 1;
     uint32_t *order = malloc((n ? n : 1) * sizeof *order);
     uint64_t *off = offsets ? offsets : malloc((n ? n : 1) * sizeof *off);
     uint32_t *stamp = calloc(n ? n : 1, sizeof *stamp);
@@ -188,14 +203,17 @@ int vl_trace_layout(const vl_trace *t, vl_layout_heuristic h, vl_layout_sizes si
     for (size_t k = 0; k < ncovered; k++) {
         uint32_t s = order[k];
         const life *l = &L[s];
-        size_t b0 = (size_t)(l->t0 / width), b1 = (size_t)((l->t1 - 1) / width), nt = 0;
-        for (size_t b = b0; b <= b1; b++)
-            for (size_t j = 0; j < B[b].n; j++) {
-                uint32_t o = B[b].ids[j];
-                if (stamp[o] == k + 1) continue;
-                stamp[o] = (uint32_t)(k + 1);
-                if (L[o].t0 < l->t1 && l->t0 < L[o].t1) taken[nt++] = (interval){off[o], off[o] + L[o].size};
-            }
+        uint64_t lo[2], hi[2];
+        int np = pieces(l, period, lo, hi);
+        size_t nt = 0;
+        for (int i = 0; i < np; i++)
+            for (size_t b = (size_t)(lo[i] / width); b <= (size_t)((hi[i] - 1) / width); b++)
+                for (size_t j = 0; j < B[b].n; j++) {
+                    uint32_t o = B[b].ids[j];
+                    if (stamp[o] == k + 1) continue;
+                    stamp[o] = (uint32_t)(k + 1);
+                    if (lives_overlap(&L[o], l, period)) taken[nt++] = (interval){off[o], off[o] + L[o].size};
+                }
         qsort(taken, nt, sizeof *taken, by_low);
         off[s] = place(taken, nt, l->size, h != VL_LAYOUT_SIZE_FIRST);
         if (off[s] > UINT64_MAX - l->size) {
@@ -203,8 +221,9 @@ int vl_trace_layout(const vl_trace *t, vl_layout_heuristic h, vl_layout_sizes si
             goto out;
         }
         if (off[s] + l->size > extent) extent = off[s] + l->size;
-        for (size_t b = b0; b <= b1; b++)
-            if (bucket_add(&B[b], s) != 0) goto out;
+        for (int i = 0; i < np; i++)
+            for (size_t b = (size_t)(lo[i] / width); b <= (size_t)((hi[i] - 1) / width); b++)
+                if (bucket_add(&B[b], s) != 0) goto out;
     }
     out->extent_bytes = extent;
     if (footprint(L, off, n, chunk, &out->footprint_bytes) != 0) goto out;
@@ -219,6 +238,93 @@ out:
     free(order);
     free(L);
     return rc;
+}
+
+static int bad_arguments(vl_layout_heuristic h, uint64_t align, uint64_t chunk, char *err, size_t errlen)
+{
+    if ((unsigned)h < VL_LAYOUT_NHEURISTICS && is_pow2(align) && is_pow2(chunk) && chunk >= align) return 0;
+    snprintf(err, errlen, "layout: bad heuristic, alignment, chunk size or size range");
+    return 1;
+}
+
+int vl_trace_layout(const vl_trace *t, vl_layout_heuristic h, vl_layout_sizes sizes, uint64_t align, uint64_t chunk,
+                    uint64_t *offsets, vl_layout_result *out, char *err, size_t errlen)
+{
+    if (bad_arguments(h, align, chunk, err, errlen)) return -1;
+    if (sizes.min > sizes.max) {
+        snprintf(err, errlen, "layout: bad heuristic, alignment, chunk size or size range");
+        return -1;
+    }
+    memset(out, 0, sizeof *out);
+    life *L = lives_of(t, sizes, align, &out->peak_bytes);
+    if (!L) {
+        snprintf(err, errlen, "layout: out of host memory");
+        return -1;
+    }
+    return lay_out(L, t->nallocs, t->nops, h, chunk, offsets, out, err, errlen);
+}
+
+static int by_time(const void *a, const void *b)
+{
+    const int64_t *x = a, *y = b; /* (time, +-size) pairs: frees before allocations at one time */
+    if (x[0] != y[0]) return x[0] < y[0] ? -1 : 1;
+    return (x[1] > y[1]) - (x[1] < y[1]);
+}
+
+/* The peak of live bytes over [0, period), pieces of wrapping lives included. */
+static int periodic_peak(const life *L, size_t n, uint64_t period, uint64_t *peak)
+{
+    int64_t(*ev)[2] = malloc((4 * n + 1) * sizeof *ev);
+    if (!ev) return -1;
+    size_t ne = 0;
+    for (size_t s = 0; s < n; s++) {
+        uint64_t lo[2], hi[2];
+        int np = pieces(&L[s], period, lo, hi);
+        for (int i = 0; i < np; i++) {
+            ev[ne][0] = (int64_t)lo[i], ev[ne++][1] = (int64_t)L[s].size;
+            ev[ne][0] = (int64_t)hi[i], ev[ne++][1] = -(int64_t)L[s].size;
+        }
+    }
+    qsort(ev, ne, sizeof *ev, by_time);
+    int64_t live = 0, high = 0;
+    for (size_t i = 0; i < ne; i++)
+        if ((live += ev[i][1]) > high) high = live;
+    free(ev);
+    *peak = (uint64_t)high;
+    return 0;
+}
+
+int vl_layout_periodic(const vl_layout_block *blocks, size_t n, uint64_t period, vl_layout_heuristic h,
+                       uint64_t align, uint64_t chunk, uint64_t *offsets, vl_layout_result *out, char *err,
+                       size_t errlen)
+{
+    if (bad_arguments(h, align, chunk, err, errlen)) return -1;
+    memset(out, 0, sizeof *out);
+    for (size_t s = 0; s < n; s++)
+        if (!(blocks[s].t0 < period && blocks[s].t1 > blocks[s].t0 && blocks[s].t1 - blocks[s].t0 <= period)) {
+            snprintf(err, errlen, "layout: block %zu lives over [%llu, %llu), not within one period of %llu", s,
+                     (unsigned long long)blocks[s].t0, (unsigned long long)blocks[s].t1, (unsigned long long)period);
+            return -1;
+        }
+    life *L = calloc(n ? n : 1, sizeof *L);
+    if (!L) {
+        snprintf(err, errlen, "layout: out of host memory");
+        return -1;
+    }
+    for (size_t s = 0; s < n; s++)
+        L[s] = (life){.size = round_up(blocks[s].size, align), .t0 = blocks[s].t0, .t1 = blocks[s].t1, .covered = 1};
+    if (periodic_peak(L, n, period, &out->peak_bytes) != 0) {
+        free(L);
+        snprintf(err, errlen, "layout: out of host memory");
+        return -1;
+    }
+    return lay_out(L, n, period, h, chunk, offsets, out, err, errlen);
+}
+
+int vl_layout_periodic_conflict(const vl_layout_block *a, const vl_layout_block *b, uint64_t period)
+{
+    life x = {.t0 = a->t0, .t1 = a->t1}, y = {.t0 = b->t0, .t1 = b->t1};
+    return lives_overlap(&x, &y, period);
 }
 
 /* The live blocks, ordered by offset: slot ids in a sorted array. */

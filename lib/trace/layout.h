@@ -59,6 +59,25 @@ typedef struct vl_layout_sizes {
 int vl_trace_layout(const vl_trace *t, vl_layout_heuristic h, vl_layout_sizes sizes, uint64_t align, uint64_t chunk,
                     uint64_t *offsets, vl_layout_result *out, char *err, size_t errlen);
 
+/* A block of a periodic program, in one period [0, period) of its operations: live over
+ * [t0, t1), where t1 past the period means it is freed in the next period, at t1 -
+ * period (so it also lives over [0, t1 - period) there, in the same place). */
+typedef struct vl_layout_block {
+    uint64_t size;
+    uint64_t t0, t1; /* t0 < period, t0 < t1 <= t0 + period */
+} vl_layout_block;
+
+/* Lays out blocks[0..n) of one period so that the layout holds for every period (a
+ * block's wrapped part overlaps no block live at that time of the period). Same
+ * heuristics and results as vl_trace_layout; peak_bytes counts wrapped parts. Returns 0,
+ * or -1 with one line in err (bad arguments, a block not within one period, out of
+ * host memory). */
+int vl_layout_periodic(const vl_layout_block *blocks, size_t n, uint64_t period, vl_layout_heuristic h,
+                       uint64_t align, uint64_t chunk, uint64_t *offsets, vl_layout_result *out, char *err,
+                       size_t errlen);
+/* Whether two blocks of one period live at the same time at some point of the period. */
+int vl_layout_periodic_conflict(const vl_layout_block *a, const vl_layout_block *b, uint64_t period);
+
 /* Checks a layout of the blocks `sizes` covers: offsets aligned, and no two of them live
  * at the same time overlap. Returns 0, or -1 with the first conflict in err. Independent
  * of the heuristics (a sweep over the operations keeping the live blocks ordered by
