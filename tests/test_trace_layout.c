@@ -1,7 +1,8 @@
 /* Tests of the offline static layouts (lib/trace/layout.h): every heuristic's layout is
  * valid by an independent check, never below the peak of live bytes, and never below
  * the exact optimum, which a brute-force reference finds on small random traces; the
- * check itself rejects overlaps and accepts reuse after a free. No GPU needed. */
+ * check itself rejects overlaps and accepts reuse after a free. Periodic layouts (plan=1's)
+ * hold in every period, checked unrolled over three by the same checker. No GPU needed. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -290,9 +291,127 @@ static void test_bad_arguments(void **state)
     vl_trace_free(&t);
 }
 
+/* A periodic layout, unrolled: three periods of the blocks as a trace, each instance at
+ * its block's offset, checked by the trace layout's own checker (which knows nothing of
+ * periods). A block that wraps is freed in the next period; instances of the last
+ * period are freed at the end. */
+static int periodic_unrolled_check(const vl_layout_block *b, size_t n, uint64_t period, const uint64_t *off)
+{
+    enum { PERIODS = 3 };
+    vl_trace t = {0};
+    t.ops = calloc(2 * n * PERIODS, sizeof *t.ops);
+    uint64_t *offs = calloc(n * PERIODS, sizeof *offs);
+    assert_non_null(t.ops);
+    assert_non_null(offs);
+    /* ops in time order: walk time, emit frees before allocations at one time */
+    uint64_t end = PERIODS * period + period;
+    uint32_t slot = 0;
+    uint32_t *slot_of = calloc(n * PERIODS, sizeof *slot_of);
+    assert_non_null(slot_of);
+    for (uint64_t time = 0; time <= end; time++) {
+        for (int k = 0; k < PERIODS; k++)
+            for (size_t i = 0; i < n; i++) {
+                uint64_t t1 = b[i].t1 + (uint64_t)k * period;
+                if (t1 == time || (time == end && t1 > end))
+                    t.ops[t.nops++] = (vl_trace_op){.kind = VL_TRACE_FREE, .slot = slot_of[k * n + i], .size = b[i].size};
+            }
+        for (int k = 0; k < PERIODS; k++)
+            for (size_t i = 0; i < n; i++)
+                if (b[i].t0 + (uint64_t)k * period == time) {
+                    slot_of[k * n + i] = slot;
+                    offs[slot] = off[i];
+                    t.ops[t.nops++] = (vl_trace_op){.kind = VL_TRACE_ALLOC, .slot = slot++, .size = b[i].size};
+                }
+    }
+    t.nallocs = t.nfrees = slot;
+    int rc = vl_trace_layout_check(&t, VL_LAYOUT_ALL_SIZES, offs, ALIGN, err, sizeof err);
+    free(t.ops);
+    free(offs);
+    free(slot_of);
+    return rc;
+}
+
+static void test_periodic_layouts_hold_in_every_period(void **state)
+{
+    (void)state;
+    vl_rng r;
+    vl_rng_seed(&r, 11);
+    for (int trial = 0; trial < 400; trial++) {
+        size_t n = 1 + vl_rng_below(&r, 14);
+        uint64_t period = 2 + vl_rng_below(&r, 40);
+        vl_layout_block b[16];
+        for (size_t i = 0; i < n; i++) {
+            uint64_t t0 = vl_rng_below(&r, period);
+            b[i] = (vl_layout_block){.size = (1 + vl_rng_below(&r, 8)) * ALIGN, .t0 = t0,
+                                     .t1 = t0 + 1 + vl_rng_below(&r, period)};
+        }
+        /* the peak by brute force: live bytes at each time of the period, wraps included */
+        uint64_t peak = 0;
+        for (uint64_t time = 0; time < period; time++) {
+            uint64_t live = 0;
+            for (size_t i = 0; i < n; i++)
+                if ((time >= b[i].t0 && time < b[i].t1) || time + period < b[i].t1) live += b[i].size;
+            if (live > peak) peak = live;
+        }
+        for (int h = 0; h < VL_LAYOUT_NHEURISTICS; h++) {
+            uint64_t off[16];
+            vl_layout_result res;
+            if (vl_layout_periodic(b, n, period, (vl_layout_heuristic)h, ALIGN, CHUNK, off, &res, err, sizeof err) != 0)
+                fail_msg("trial %d: %s", trial, err);
+            if (periodic_unrolled_check(b, n, period, off) != 0) fail_msg("trial %d, %s: %s", trial,
+                                                                          vl_layout_heuristic_name(h), err);
+            assert_int_equal(res.peak_bytes, peak);
+            assert_true(res.extent_bytes >= peak);
+            for (size_t i = 0; i < n; i++)
+                for (size_t j = i + 1; j < n; j++)
+                    if (off[i] < off[j] + b[j].size && off[j] < off[i] + b[i].size)
+                        assert_false(vl_layout_periodic_conflict(&b[i], &b[j], period));
+        }
+    }
+}
+
+static void test_periodic_wrap_shares_memory_with_what_it_misses(void **state)
+{
+    (void)state;
+    /* Period 10: A lives [6, 13) (freed at 3 of the next period), B lives [4, 6), C [0, 3).
+     * A wraps over C's time, so they cannot share; B fits where A lies. */
+    const vl_layout_block b[3] = {{.size = 4096, .t0 = 6, .t1 = 13}, {.size = 4096, .t0 = 4, .t1 = 6},
+                                  {.size = 4096, .t0 = 0, .t1 = 3}};
+    assert_true(vl_layout_periodic_conflict(&b[0], &b[2], 10));
+    assert_false(vl_layout_periodic_conflict(&b[0], &b[1], 10));
+    assert_false(vl_layout_periodic_conflict(&b[1], &b[2], 10));
+    uint64_t off[3];
+    vl_layout_result res;
+    assert_int_equal(vl_layout_periodic(b, 3, 10, VL_LAYOUT_SIZE_BEST, ALIGN, CHUNK, off, &res, err, sizeof err), 0);
+    assert_int_equal(res.peak_bytes, 8192);
+    assert_int_equal(res.extent_bytes, 8192);
+    assert_true(off[0] != off[2]);
+    assert_int_equal(periodic_unrolled_check(b, 3, 10, off), 0);
+    const uint64_t stacked[3] = {0, 0, 0}; /* A on C: caught in the second period */
+    assert_int_equal(periodic_unrolled_check(b, 3, 10, stacked), -1);
+}
+
+static void test_periodic_bad_blocks(void **state)
+{
+    (void)state;
+    vl_layout_result res;
+    const vl_layout_block longer = {.size = 512, .t0 = 2, .t1 = 13}, late = {.size = 512, .t0 = 10, .t1 = 11},
+                          empty = {.size = 512, .t0 = 3, .t1 = 3};
+    assert_int_equal(vl_layout_periodic(&longer, 1, 10, VL_LAYOUT_SIZE_BEST, ALIGN, CHUNK, NULL, &res, err, sizeof err), -1);
+    assert_non_null(strstr(err, "one period"));
+    assert_int_equal(vl_layout_periodic(&late, 1, 10, VL_LAYOUT_SIZE_BEST, ALIGN, CHUNK, NULL, &res, err, sizeof err), -1);
+    assert_int_equal(vl_layout_periodic(&empty, 1, 10, VL_LAYOUT_SIZE_BEST, ALIGN, CHUNK, NULL, &res, err, sizeof err), -1);
+    assert_int_equal(vl_layout_periodic(&late, 1, 20, VL_LAYOUT_NHEURISTICS, ALIGN, CHUNK, NULL, &res, err, sizeof err), -1);
+    assert_int_equal(vl_layout_periodic(NULL, 0, 20, VL_LAYOUT_SIZE_BEST, ALIGN, CHUNK, NULL, &res, err, sizeof err), 0);
+    assert_int_equal(res.extent_bytes, 0);
+}
+
 VL_TEST_MAIN(cmocka_unit_test(test_layouts_are_valid_and_above_the_peak),
              cmocka_unit_test(test_no_heuristic_beats_the_exact_optimum),
              cmocka_unit_test(test_check_accepts_reuse_and_rejects_overlap),
              cmocka_unit_test(test_footprint_counts_chunks),
              cmocka_unit_test(test_knowing_lifetimes_avoids_fragmentation),
-             cmocka_unit_test(test_sizes_laid_out_apart), cmocka_unit_test(test_bad_arguments))
+             cmocka_unit_test(test_sizes_laid_out_apart), cmocka_unit_test(test_bad_arguments),
+             cmocka_unit_test(test_periodic_layouts_hold_in_every_period),
+             cmocka_unit_test(test_periodic_wrap_shares_memory_with_what_it_misses),
+             cmocka_unit_test(test_periodic_bad_blocks))

@@ -19,6 +19,7 @@
 #include "addrmap.h"
 #include "alloc.h"
 #include "caching/caching.h"
+#include "caching/plan.h"
 #include "cuda/peer_backend.h"
 #include "device.h"
 #include "trace/record.h"
@@ -328,6 +329,14 @@ int64_t vl_torch_stat(int device, const char *name)
     if (which) name += 2;
     vl_allocator *a = allocator_if_open(which, device);
     if (a == NULL) return VL_UNKNOWN;
+    if (strncmp(name, "plan_", 5) == 0) { /* plan=1 (caching/plan.h): what the plan did */
+        vl_plan_info info;
+        if (vl_caching_plan_info(a, &info) != 0) return VL_UNKNOWN;
+        if (strcmp(name, "plan_served") == 0) return (int64_t)info.served;
+        if (strcmp(name, "plan_activations") == 0) return (int64_t)info.activations;
+        if (strcmp(name, "plan_ends") == 0) return (int64_t)info.ends;
+        return VL_UNKNOWN;
+    }
     if (strcmp(name, "alloc_ns") == 0 || strcmp(name, "free_ns") == 0) {
         if (!timing) return VL_UNKNOWN;
         return (int64_t)atomic_load_explicit(name[0] == 'a' ? &alloc_ns[which][device] : &free_ns[which][device],

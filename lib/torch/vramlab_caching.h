@@ -64,7 +64,8 @@ size_t vl_torch_trim(int device);
 /* One statistic by its vl_alloc_stats field name ("peak_reserved_bytes",
  * "allocated_bytes", "ooms", ...), or "alloc_ns" / "free_ns": the nanoseconds spent
  * in vl_alloc / vl_free on the device so far (host monotonic clock), kept only where
- * VRAMLAB_TIME=1 was set when the first allocator opened. A name prefixed "b." is
+ * VRAMLAB_TIME=1 was set when the first allocator opened; "plan_served",
+ * "plan_activations", "plan_ends" for a caching SPEC with plan=1. A name prefixed "b." is
  * allocator B's (paired mode). -1 when unknown, the device has no such allocator yet,
  * or the name is not a field. device must be >= 0. */
 int64_t vl_torch_stat(int device, const char *name);

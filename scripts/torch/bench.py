@@ -359,6 +359,8 @@ def worker(args):
                step_ms_all=[x * 1e3 for x in state["times"]], probe_us_all=state["probe_steps"],
                maps_all=[c[0] for c in state["calls"]], unmaps_all=[c[1] for c in state["calls"]],
                served_by=served_by)
+    if plugin is not None and not pair:  # plan=1: what the plan did (absent for other SPECs)
+        out.update({k: v for k in ("plan_served", "plan_activations", "plan_ends") if (v := stat(k)) is not None})
     try:
         v = torch._C._cuda_getDriverVersion()
         out["driver_cuda"] = f"{v // 1000}.{v % 1000 // 10}"
