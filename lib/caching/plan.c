@@ -20,9 +20,9 @@
 #include "caching/sizes.h"
 #include "trace/layout.h"
 
-#define VL_PLAN_LOG_EVENTS (1u << 17) /* the log: a period must repeat 3 times inside it */
+#define VL_PLAN_LOG_EVENTS (1u << 17) /* the log: a period must repeat inside it */
 #define VL_PLAN_FIRST_CHECK 2048      /* events between looks for a period, at first (then half the log) */
-#define VL_PLAN_MIN_REPEATS 4         /* periods seen before a plan is made, doubled after each */
+#define VL_PLAN_MIN_REPEATS 3         /* periods seen before a plan is made, doubled after each */
                                       /* plan that ended (a program that repeats only a while) */
 #define VL_PLAN_ATTEMPTS 8            /* short plans in a row before plan gives up */
 #define VL_PLAN_MAX_FOLD 4            /* a plan spans at most this many periods */
