@@ -15,7 +15,7 @@ README block is made of. Tab-separated lines, '#' starts a comment:
   fig    NAME  FIGURE  FILES  WHERE  COLUMN  STAT  FORMAT  [AGAINST]
       One figure of block NAME, {FIGURE} in its template. FILES: a glob under FOLDER
       (rep-*/x.csv reads every repetition), or several separated by commas. WHERE: col=value,... (or "-": every row);
-      col!=value, and col>=N / col<=N for numbers.
+      col!=value, and col>=N / col<=N for numbers; a value in double quotes may hold commas.
       COLUMN: a column, optionally scaled (bytes/1e9, ratio*100) or over another column
       of the same row (peak_reserved_bytes/peak_requested_bytes). STAT: value (exactly
       one row), median, min, max, mean, sum, count, range (min-max), ratio_hl (the
@@ -74,11 +74,15 @@ def parse_where(text, line):
     if text == "-":
         return {}
     where = {}
-    for part in text.split(","):
-        m = re.fullmatch(r"\s*([A-Za-z_][A-Za-z0-9_]*)\s*(=|!=|>=|<=)\s*(.*?)\s*", part)
+    if text.count('"') % 2:
+        raise SpecError(f"figures.tsv:{line}: WHERE '{text}' has an unbalanced double quote")
+    # commas inside "..." belong to the value (a SPEC such as "caching:span=0,plan=1")
+    for part in re.split(r',(?=(?:[^"]*"[^"]*")*[^"]*$)', text):
+        m = re.fullmatch(r'\s*([A-Za-z_][A-Za-z0-9_]*)\s*(=|!=|>=|<=)\s*(".*"|[^"]*?)\s*', part)
         if not m or (m.group(2) in (">=", "<=") and not re.fullmatch(r"-?[0-9.eE+]+", m.group(3))):
             raise SpecError(f"figures.tsv:{line}: WHERE part '{part}' is not col=value, col!=value, col>=N or col<=N")
-        where.setdefault(m.group(1), []).append((m.group(2), m.group(3)))
+        value = m.group(3)[1:-1] if m.group(3).startswith('"') else m.group(3)
+        where.setdefault(m.group(1), []).append((m.group(2), value))
     return where
 
 
