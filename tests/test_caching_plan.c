@@ -104,6 +104,15 @@ static vl_plan_info plan_of(vl_allocator *a)
     return info;
 }
 
+/* The loop under PLAN_SPEC, run until its plan serves it. */
+static program planned(void)
+{
+    program p = start(PLAN_SPEC);
+    for (int i = 0; i < WARM; i++) step(&p, 24 * MiB);
+    assert_string_equal(plan_of(p.a).state, "active");
+    return p;
+}
+
 static void test_repeating_loop_is_served_without_map_calls(void **state)
 {
     (void)state;
@@ -130,9 +139,7 @@ static void test_repeating_loop_is_served_without_map_calls(void **state)
 static void test_a_size_that_differs_ends_the_plan(void **state)
 {
     (void)state;
-    program p = start(PLAN_SPEC);
-    for (int i = 0; i < WARM; i++) step(&p, 24 * MiB);
-    assert_string_equal(plan_of(p.a).state, "active");
+    program p = planned();
     step(&p, 30 * MiB); /* a new shape */
     vl_plan_info info = plan_of(p.a);
     assert_int_equal(info.ends, 1);
@@ -147,9 +154,7 @@ static void test_a_size_that_differs_ends_the_plan(void **state)
 static void test_a_late_free_ends_the_plan_without_overlap(void **state)
 {
     (void)state;
-    program p = start(PLAN_SPEC);
-    for (int i = 0; i < WARM; i++) step(&p, 24 * MiB);
-    assert_string_equal(plan_of(p.a).state, "active");
+    program p = planned();
     /* One step as step() makes it, but a1 is kept past its planned free: the next step's
      * a1 is planned on those bytes and must not get them (take() fails the test on any
      * overlap). */
@@ -177,9 +182,7 @@ static void test_a_late_free_ends_the_plan_without_overlap(void **state)
 static void test_another_streams_use_ends_the_plan(void **state)
 {
     (void)state;
-    program p = start(PLAN_SPEC);
-    for (int i = 0; i < WARM; i++) step(&p, 24 * MiB);
-    assert_string_equal(plan_of(p.a).state, "active");
+    program p = planned();
     assert_int_equal(vl_record_use(p.a, p.loss, S(1)), VL_OK); /* its own stream: nothing to do */
     assert_string_equal(plan_of(p.a).state, "active");
     assert_int_equal(vl_record_use(p.a, p.loss, S(2)), VL_OK);
@@ -193,8 +196,7 @@ static void test_another_streams_use_ends_the_plan(void **state)
 static void test_trim_keeps_an_arena_in_use(void **state)
 {
     (void)state;
-    program p = start(PLAN_SPEC);
-    for (int i = 0; i < WARM; i++) step(&p, 24 * MiB);
+    program p = planned();
     vl_trim(p.a); /* the loss and the gradients are planned blocks, live */
     assert_string_equal(plan_of(p.a).state, "active");
     assert_consistent(p.a);
@@ -206,8 +208,7 @@ static void test_trim_keeps_an_arena_in_use(void **state)
 static void test_unknown_pointer_in_the_arena_is_ignored(void **state)
 {
     (void)state;
-    program p = start(PLAN_SPEC);
-    for (int i = 0; i < WARM; i++) step(&p, 24 * MiB);
+    program p = planned();
     vl_alloc_stats before = stats_of(p.a);
     vl_deallocate(p.a, p.loss + 512, 512, S(1)); /* inside a planned block, not its start */
     assert_int_equal(vl_caching_block_size(p.a, p.loss + 512), 0);
