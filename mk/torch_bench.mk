@@ -12,6 +12,7 @@
 #   failed ones), until it prints "bench: complete" (scripts/torch/README.md).
 #   Stopped by a signal (timeout), bench.py keeps the finished processes and exits 124.
 #   make test-torch-bench   statistics, verdict, CSVs, figure and the skip: no torch, no GPU
+#   make test-tradeoff      the trade-off and steps-from analyses of a run (also in make test)
 # Without torch or a GPU the script exits 77; make can only exit 0 or 2, so a skip is
 # one last line "SKIP torch-bench: <why>" and status 0 (as test-gpu-torch).
 
@@ -20,8 +21,9 @@
 TORCH_BENCH_DEPS ?= plugin peer-rmm
 
 KNOWN_VARS += ZOO ROUNDS BUDGET RESUME TORCH_BENCH_ARGS TORCH_BENCH_DEPS
-.PHONY: torch-bench test-torch-bench
+.PHONY: torch-bench test-torch-bench test-tradeoff
 TEST_HEAVY_TARGETS += test-torch-bench
+TEST_EXTRA_TARGETS += test-tradeoff
 
 torch-bench: $(TORCH_BENCH_DEPS)
 	@why=$$(python3 scripts/torch/bench.py --check 2>&1); rc=$$?; \
@@ -33,3 +35,6 @@ torch-bench: $(TORCH_BENCH_DEPS)
 
 test-torch-bench:
 	@python3 scripts/torch/test_bench.py && python3 scripts/torch/test_tradeoff.py
+
+test-tradeoff:
+	@python3 scripts/torch/test_tradeoff.py

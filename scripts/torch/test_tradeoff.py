@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""make test: scripts/torch/tradeoff.py on a synthetic run folder (no torch, no GPU)."""
+"""make test: scripts/torch/tradeoff.py, tradeoff_procs.py and steps_from.py on synthetic run folders (no
+torch, no GPU)."""
 import csv
 import io
 import json
@@ -117,5 +118,36 @@ with tempfile.TemporaryDirectory() as run:
     p = subprocess.run(procs[:2] + [os.path.join(run, "none")] + procs[3:], capture_output=True, text=True)
     check("procs: a folder without summary.csv: exit 2 and one line",
           p.returncode == 2 and len(p.stderr.splitlines()) == 1, (p.returncode, p.stderr))
+# --- steps_from.py: the step time counted from a later step ----------------------------
+with tempfile.TemporaryDirectory() as run:
+    logs = os.path.join(run, "logs")
+    os.makedirs(logs)
+    for i in range(6):  # planned: a slow warm-up (relocation, then the plan's start), then torch's speed
+        torch_ms = [600.0] + [40.0 + 0.1 * i] * 20
+        planned_ms = [600.0, 90.0, 80.0, 70.0, 300.0] + [40.0 + 0.1 * i] * 16
+        write(logs, f"r{i}.lm-fixed.torch.json", status="ok", workload="lm-fixed", allocator="torch",
+              step_ms_all=torch_ms, maps_all=[0] * 21)
+        write(logs, f"r{i}.lm-fixed.planned.json", status="ok", workload="lm-fixed", allocator="planned",
+              step_ms_all=planned_ms, maps_all=[1, 700, 1400, 2100, 2400] + [2400] * 16)
+    sf = [sys.executable, os.path.join(HERE, "steps_from.py"), run]
+    rows = lambda out: {r["allocator"]: r for r in csv.DictReader(l for l in out.splitlines() if not l.startswith("#"))}
+    p = subprocess.run(sf + ["--from", "5"], capture_output=True, text=True)
+    r = rows(p.stdout).get("planned", {})
+    check("steps_from: after the warm-up, equal steps: ratio 1, ok, no map call",
+          p.returncode == 0 and r.get("ratio") == "1" and r.get("ratio_mean") == "1" and r.get("speed") == "ok"
+          and r.get("maps_per_step_mean") == "0" and r.get("steps") == "16", (p.returncode, p.stderr, r))
+    p = subprocess.run(sf + ["--from", "1"], capture_output=True, text=True)
+    r = rows(p.stdout).get("planned", {})
+    check("steps_from: counting the warm-up, the mean step is slower",
+          p.returncode == 0 and r.get("speed") == "slower" and float(r.get("ratio_mean", 0)) > 1.03, (p.stdout, r))
+    p = subprocess.run(sf + ["--from", "40"], capture_output=True, text=True)
+    check("steps_from: a step past every process's last: exit 1, said", p.returncode == 1 and "from 40" in p.stderr,
+          (p.returncode, p.stderr))
+    p = subprocess.run(sf + ["--from", "5", "--ref", "cuda"], capture_output=True, text=True)
+    check("steps_from: a reference the run lacks: exit 1, named", p.returncode == 1 and "cuda" in p.stderr,
+          (p.returncode, p.stderr))
+    p = subprocess.run(sf + ["--from", "0"], capture_output=True, text=True)
+    check("steps_from: --from 0 (the cold step): exit 2", p.returncode == 2, (p.returncode, p.stderr))
+
 print(f"{'FAILED' if failed else 'passed'}: test_tradeoff, {failed} failed, {skipped} skipped")
 sys.exit(1 if failed else 0)

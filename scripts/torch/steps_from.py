@@ -1,0 +1,99 @@
+#!/usr/bin/env python3
+"""The step time of a torch-bench run counted from a later step: what a long run pays per
+step once a one-off warm-up cost is behind it (plan=1 learns for a few steps, under the
+tight budget, then maps nothing). The bench's own figures count every step after its
+warm-up (scripts/torch/bench.py --warmup, 2-5 steps); this reads each process's step
+times (logs/*.json: step_ms_all, maps_all) and counts them from step FROM on, with the
+same statistics as the bench: per process the median and the mean step, then the
+Hodges-Lehmann ratio between processes against PyTorch's default allocator with its 95%
+interval (bench_stats.ratio_between), and the map calls per step from FROM on (each
+process's total over its steps, the median over processes).
+
+    python3 scripts/torch/steps_from.py RUNDIR --from 12 [--workload W] [--ref torch] > steps_from.csv
+
+Writes CSV on stdout: '#' lines (the run, FROM), then one row per workload and allocator.
+Exit 1 where the run has no process of the reference or a step FROM is past some
+process's last step (a FROM that compares nothing), 2 on usage."""
+import argparse
+import glob
+import json
+import os
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import bench_stats  # noqa: E402
+
+FIELDS = ("workload", "allocator", "n", "from_step", "steps", "step_ms", "ratio", "ratio_lo", "ratio_hi",
+          "ratio_mean", "ratio_mean_lo", "ratio_mean_hi", "speed", "maps_per_step_mean")
+
+
+def load(rundir, workload):
+    """{(workload, allocator): [process json, ...]} of the run's successful processes."""
+    out = {}
+    for path in sorted(glob.glob(os.path.join(rundir, "logs", "*.json"))):
+        with open(path) as fh:
+            d = json.load(fh)
+        if d.get("status") != "ok" or (workload and d.get("workload") != workload):
+            continue
+        out.setdefault((d["workload"], d["allocator"]), []).append(d)
+    return out
+
+
+def per_process(procs, first):
+    """Each process's (median step, mean step, map calls per step) over steps first..."""
+    rows = []
+    for d in procs:
+        ms, maps = d["step_ms_all"][first:], d.get("maps_all") or []
+        if not ms:
+            return None
+        per = (maps[-1] - maps[first - 1]) / len(ms) if len(maps) > first and first > 0 else None
+        rows.append((bench_stats.rankstats.quantile_median(ms), sum(ms) / len(ms), per, len(ms)))
+    return rows
+
+
+def main(argv):
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("rundir")
+    ap.add_argument("--from", dest="first", type=int, required=True, help="the first step counted (0-based)")
+    ap.add_argument("--workload")
+    ap.add_argument("--ref", default="torch", help="the reference allocator (default torch)")
+    args = ap.parse_args(argv)
+    if args.first < 1:
+        print("steps_from: --from must be at least 1 (step 0 is the cold one)", file=sys.stderr)
+        return 2
+    runs = load(args.rundir, args.workload)
+    if not runs:
+        print(f"steps_from: no successful process in {args.rundir}/logs", file=sys.stderr)
+        return 1
+    print(f"# run: {os.path.abspath(args.rundir)}")
+    print(f"# counted: steps {args.first} on of every process (the bench counts from its warm-up)")
+    print(",".join(FIELDS))
+    status = 0
+    for workload in dict.fromkeys(w for w, _ in runs):
+        ref = per_process(runs.get((workload, args.ref), []), args.first)
+        if not ref:
+            print(f"steps_from: {workload}: no {args.ref} process with steps from {args.first}", file=sys.stderr)
+            status = 1
+            continue
+        for (w, alloc), procs in runs.items():
+            if w != workload:
+                continue
+            rows = per_process(procs, args.first)
+            if rows is None:
+                print(f"steps_from: {workload} {alloc}: a process ends before step {args.first}", file=sys.stderr)
+                status = 1
+                continue
+            med = bench_stats.rankstats.quantile_median
+            r = bench_stats.ratio_between([x[0] for x in ref], [x[0] for x in rows])
+            m = bench_stats.ratio_between([x[1] for x in ref], [x[1] for x in rows])
+            speed = bench_stats.speed_of([(r[1], r[2]), (m[1], m[2])]) if alloc != args.ref else ""
+            maps = [x[2] for x in rows if x[2] is not None]
+            cells = [workload, alloc, len(rows), args.first, min(x[3] for x in rows), med([x[0] for x in rows]),
+                     *(r[:3] if alloc != args.ref else ("", "", "")), *(m[:3] if alloc != args.ref else ("", "", "")),
+                     speed, med(maps) if maps else ""]
+            print(",".join(bench_stats.fmt(c) if isinstance(c, float) else str(c) for c in cells))
+    return status
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
