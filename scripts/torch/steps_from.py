@@ -10,8 +10,12 @@ interval (bench_stats.ratio_between), and the map calls per step from FROM on (e
 process's total over its steps, the median over processes).
 
     python3 scripts/torch/steps_from.py RUNDIR --from 12 [--workload W] [--ref torch] > steps_from.csv
+    python3 scripts/torch/steps_from.py RUNDIR --per-step --workload W > steps.csv
 
 Writes CSV on stdout: '#' lines (the run, FROM), then one row per workload and allocator.
+--per-step writes instead one row per step: each allocator's median step time over its
+processes, with the lowest and highest, and its median map calls in that step (the
+figure of plots/plan_steps.gp); it needs --workload.
 Exit 1 where the run has no process of the reference or a step FROM is past some
 process's last step (a FROM that compares nothing), 2 on usage."""
 import argparse
@@ -51,14 +55,48 @@ def per_process(procs, first):
     return rows
 
 
+def per_step_rows(runs, workload):
+    """Rows step, then per allocator: median, min, max step ms and median map calls."""
+    allocs = [a for (w, a) in runs if w == workload]
+    nsteps = min(len(d["step_ms_all"]) for a in allocs for d in runs[(workload, a)])
+    med = bench_stats.rankstats.quantile_median
+    header = ["step"] + [f"{a}_{k}" for a in allocs for k in ("ms", "ms_min", "ms_max", "maps")]
+    rows = []
+    for i in range(nsteps):
+        row = [i]
+        for a in allocs:
+            ms = [d["step_ms_all"][i] for d in runs[(workload, a)]]
+            maps = [d["maps_all"][i + 1] - d["maps_all"][i] for d in runs[(workload, a)]
+                    if len(d.get("maps_all") or []) > i + 1]
+            row += [med(ms), min(ms), max(ms), med(maps) if maps else ""]
+        rows.append(row)
+    return header, rows
+
+
 def main(argv):
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("rundir")
-    ap.add_argument("--from", dest="first", type=int, required=True, help="the first step counted (0-based)")
+    ap.add_argument("--from", dest="first", type=int, help="the first step counted (0-based)")
+    ap.add_argument("--per-step", action="store_true", help="one row per step instead (needs --workload)")
     ap.add_argument("--workload")
     ap.add_argument("--ref", default="torch", help="the reference allocator (default torch)")
     args = ap.parse_args(argv)
-    if args.first < 1:
+    if args.per_step:
+        if not args.workload:
+            print("steps_from: --per-step needs --workload", file=sys.stderr)
+            return 2
+        runs = load(args.rundir, args.workload)
+        if not runs:
+            print(f"steps_from: no successful {args.workload} process in {args.rundir}/logs", file=sys.stderr)
+            return 1
+        header, rows = per_step_rows(runs, args.workload)
+        print(f"# run: {os.path.abspath(args.rundir)}")
+        print(f"# per step: the median over each allocator's processes (maps_all: step i's map calls)")
+        print(",".join(header))
+        for row in rows:
+            print(",".join(bench_stats.fmt(c) if isinstance(c, float) else str(c) for c in row))
+        return 0
+    if args.first is None or args.first < 1:
         print("steps_from: --from must be at least 1 (step 0 is the cold one)", file=sys.stderr)
         return 2
     runs = load(args.rundir, args.workload)

@@ -20,7 +20,7 @@ def check(name, ok, got=None):
     failed += not ok
 
 
-def renders(script, folder, table_text):
+def renders(script, folder, table_text, labels="x"):
     """plots/SCRIPT draws table_text (written to folder) into a PNG, where gnuplot is."""
     global skipped
     if not shutil.which("gnuplot"):
@@ -31,7 +31,7 @@ def renders(script, folder, table_text):
     table, png = os.path.join(folder, "t.csv"), os.path.join(folder, "t.png")
     with open(table, "w") as f:
         f.write(table_text)
-    g = subprocess.run(["gnuplot", "-c", os.path.join(root, "plots", script), png, table, "x"],
+    g = subprocess.run(["gnuplot", "-c", os.path.join(root, "plots", script), png, table, labels],
                        capture_output=True, text=True, cwd=root)
     check(f"plots/{script} renders the table", g.returncode == 0 and os.path.getsize(png) > 1000,
           (g.returncode, g.stderr[-300:]))
@@ -148,6 +148,15 @@ with tempfile.TemporaryDirectory() as run:
           (p.returncode, p.stderr))
     p = subprocess.run(sf + ["--from", "0"], capture_output=True, text=True)
     check("steps_from: --from 0 (the cold step): exit 2", p.returncode == 2, (p.returncode, p.stderr))
+    p = subprocess.run(sf + ["--per-step", "--workload", "lm-fixed"], capture_output=True, text=True)
+    steps = list(csv.DictReader(l for l in p.stdout.splitlines() if not l.startswith("#")))
+    check("steps_from --per-step: a row a step, medians and map calls per allocator",
+          p.returncode == 0 and len(steps) == 21 and steps[4]["planned_ms"] == "300" and steps[4]["planned_maps"] == "0"
+          and steps[1]["planned_maps"] == "700" and steps[5]["torch_ms_min"] == "40" and steps[5]["torch_ms_max"] == "40.5",
+          (p.returncode, p.stderr, steps[:6]))
+    renders("plan_steps.gp", run, p.stdout, "planned torch")
+    p = subprocess.run(sf + ["--per-step"], capture_output=True, text=True)
+    check("steps_from --per-step without --workload: exit 2", p.returncode == 2, (p.returncode, p.stderr))
 
 print(f"{'FAILED' if failed else 'passed'}: test_tradeoff, {failed} failed, {skipped} skipped")
 sys.exit(1 if failed else 0)
