@@ -12,7 +12,7 @@
 #include "support/test_main.h"
 
 #define PLAN_SPEC "caching:segments=expandable,span=0,reclaim_max=0.008,plan=1"
-#define MAX_LIVE 64
+#define MAX_LIVE 256
 #define WARM 160 /* steps of 20 events: the first look for a period comes after 2,048 events */
 
 /* The blocks a program holds, to check that no two of them overlap and that the device
@@ -241,6 +241,56 @@ static void test_random_program_is_never_planned(void **state)
     finish(&p);
 }
 
+/* Random programs that repeat: a period of k requests (512 B to 8 MiB), each block freed a
+ * fixed number of requests after its own (1 to 2k: some outlive the period), repeated.
+ * The plan must start (within a few hundred periods), serve without a map call, and
+ * after a changed size end, let the allocator serve, and start again; take() checks every
+ * request against every live block, and the invariants hold at every period. */
+static void test_random_repeating_programs(void **state)
+{
+    (void)state;
+    vl_rng rng;
+    vl_rng_seed(&rng, 2024);
+    for (int seed = 0; seed < 12; seed++) {
+        enum { K_MAX = 40, PERIODS = 400 };
+        size_t k = 4 + vl_rng_below(&rng, K_MAX - 3), size[K_MAX], life[K_MAX];
+        for (size_t j = 0; j < k; j++) {
+            size[j] = 512 * (1 + vl_rng_log_uniform(&rng, 1, 16384));
+            life[j] = 1 + vl_rng_below(&rng, 2 * k);
+        }
+        program p = start(PLAN_SPEC);
+        char *block[PERIODS * K_MAX / 8] = {0}; /* a ring of the latest requests */
+        const size_t ring = sizeof block / sizeof block[0];
+        int64_t maps_planned = -1;
+        for (size_t t = 0; t < PERIODS * k; t++) {
+            size_t j = t % k, changed = t >= (PERIODS / 2) * k && t < (PERIODS / 2 + 1) * k && j == 0;
+            block[t % ring] = take(&p, changed ? size[j] + 4096 : size[j], S(1));
+            for (size_t back = 1; back <= 2 * k && back <= t; back++) /* blocks whose life ends now */
+                if (life[(t - back) % k] == back) {
+                    give(&p, block[(t - back) % ring]);
+                    block[(t - back) % ring] = NULL;
+                }
+            if (j != k - 1) continue;
+            assert_consistent(p.a);
+            vl_plan_info info = plan_of(p.a);
+            if (t / k == PERIODS / 2 - 2) { /* just before the change: planned, quiet */
+                if (strcmp(info.state, "active") != 0) fail_msg("seed %d (k %zu): no plan after %zu periods: %s",
+                                                                seed, k, t / k, info.last_end);
+                maps_planned = stats_of(p.a).device_allocs;
+            }
+            if (t / k == PERIODS / 2 - 1) assert_int_equal(stats_of(p.a).device_allocs, maps_planned);
+            if (t / k == PERIODS / 2) assert_true(info.ends >= 1);
+        }
+        vl_plan_info info = plan_of(p.a);
+        if (strcmp(info.state, "active") != 0 || info.activations < 2)
+            fail_msg("seed %d (k %zu): no second plan after the change: %s", seed, k, info.last_end);
+        for (size_t i = 0; i < ring; i++)
+            if (block[i]) give(&p, block[i]);
+        p.loss = NULL;
+        finish(&p);
+    }
+}
+
 static void test_out_of_host_memory_at_open_is_an_error(void **state)
 {
     (void)state;
@@ -270,4 +320,5 @@ VL_TEST_MAIN(cmocka_unit_test(test_repeating_loop_is_served_without_map_calls),
              cmocka_unit_test(test_trim_keeps_an_arena_in_use),
              cmocka_unit_test(test_unknown_pointer_in_the_arena_is_ignored),
              cmocka_unit_test(test_random_program_is_never_planned),
+             cmocka_unit_test(test_random_repeating_programs),
              cmocka_unit_test(test_out_of_host_memory_at_open_is_an_error))

@@ -56,6 +56,9 @@ static const config configs[] = {
     {"sim:capacity=1GiB,events=manual", "caching:segments=expandable,pack=1", 1},
     /* park=0: the invariants without parking (no shadow: it would be the same) */
     {"sim:capacity=1GiB,events=manual", "caching:park=0"},
+    /* plan=1 learning under random operations (a random program never repeats: no plan;
+     * tests/test_caching_plan.c plans repeating ones) */
+    {"sim:capacity=1GiB,events=manual", "caching:segments=expandable,reclaim_max=0.008,plan=1"},
 };
 #define NCONFIGS (sizeof configs / sizeof configs[0])
 
@@ -341,7 +344,7 @@ static void run_threads(const char *alloc_spec)
 static void test_threads(void **state) { run_threads(*state); }
 
 /* Every configs[] entry needs its line below. */
-_Static_assert(NCONFIGS == 13, "list every configs[] entry in VL_TEST_MAIN");
+_Static_assert(NCONFIGS == 14, "list every configs[] entry in VL_TEST_MAIN");
 
 VL_TEST_MAIN(cmocka_unit_test_prestate(test_random_ops, (void *)&configs[0]),
              cmocka_unit_test_prestate(test_random_ops, (void *)&configs[1]),
@@ -356,7 +359,9 @@ VL_TEST_MAIN(cmocka_unit_test_prestate(test_random_ops, (void *)&configs[0]),
              cmocka_unit_test_prestate(test_random_ops, (void *)&configs[10]),
              cmocka_unit_test_prestate(test_random_ops, (void *)&configs[11]),
              cmocka_unit_test_prestate(test_random_ops, (void *)&configs[12]),
+             cmocka_unit_test_prestate(test_random_ops, (void *)&configs[13]),
              cmocka_unit_test_prestate(test_threads, (void *)"caching"),
              cmocka_unit_test_prestate(test_threads, (void *)"caching:segments=expandable"),
              cmocka_unit_test_prestate(test_threads, (void *)"caching:segments=expandable,span=64MiB"),
-             cmocka_unit_test_prestate(test_threads, (void *)"caching:segments=expandable,pack=1"))
+             cmocka_unit_test_prestate(test_threads, (void *)"caching:segments=expandable,pack=1"),
+             cmocka_unit_test_prestate(test_threads, (void *)"caching:segments=expandable,plan=1"))
