@@ -68,8 +68,8 @@ static const vl_opt caching_options[] = {
              "changes, only statistics read between the two; 0: every free coalesces at once"},
     {.name = "plan", .kind = VL_OPT_BOOL, .default_value = "0",
      .help = "learn a program that repeats exactly (a fixed-shape training loop: same requests, same "
-             "frees, every step), lay one period out offline and serve later periods from one block "
-             "at planned offsets, without fits or map calls; a request that differs ends the plan "
+             "frees, every step), lay one period out offline and serve later periods at planned "
+             "offsets in an arena of its own (address space, mapped once), without fits or map calls; a request that differs ends the plan "
              "(the allocator serves it) and learning starts again (lib/caching/plan.h). Pair it "
              "with a tight warm-up (span=0,reclaim_max=0.008): peak reserved counts the steps "
              "before the plan too"},
@@ -128,6 +128,10 @@ static int caching_open(vl_allocator *a, const vl_spec *spec, char *err, size_t 
     if (cfg.expandable && (!a->dev->vmm_supported || a->dev->granularity == 0)) {
         snprintf(err, errlen, "caching: segments=expandable needs virtual memory support, which %s lacks",
                  a->dev->name);
+        return VL_OPEN_USAGE;
+    }
+    if (cfg.plan && (!a->dev->vmm_supported || a->dev->granularity == 0)) {
+        snprintf(err, errlen, "caching: plan=1 needs virtual memory support for its arena, which %s lacks", a->dev->name);
         return VL_OPEN_USAGE;
     }
     vl_caching *c = vl_host_calloc(1, sizeof *c);
