@@ -569,7 +569,11 @@ def run_keys():
     return []
 
 
-check("workloads.py runs every zoo workload", sorted(run_keys()) == sorted(names), run_keys())
+check("workloads.py runs every zoo workload and the extras, nothing else",
+      sorted(run_keys()) == sorted(names + [w.name for w in zoo.EXTRAS]), run_keys())
+check("the extras are in neither half nor in the whole zoo",
+      not {w.name for w in zoo.EXTRAS} & set(zoo.HALVES["all"] + zoo.ZOO_TUNE + zoo.ZOO_CONFIRM)
+      and all(zoo.half_of(w.name) == zoo.EXTRA for w in zoo.EXTRAS), zoo.EXTRAS)
 jobs = bench.schedule(["w1", "w2"], ["a", "b", "c", "d"], 4)
 positions = {a: sorted(j[1] % 4 for j in jobs if j[2] == "w1" and j[3] == a) for a in "abcd"}
 check("interleaved: over 4 rounds every allocator runs in every position once",

@@ -21,6 +21,8 @@ sizes.
                (padding mask) under torch.inference_mode
   kv-static    decoding into a KV cache preallocated per request (prompt + new tokens)
   big          frozen bf16 backbone of ~55% of the GPU's memory, a trained head on top
+  cnn-fixed    resnet50 at one shape (batch 32, 224 px), vit-fixed: vit at one shape (batch
+               48, 224 px): outside the zoo, to confirm plan=1 on repeating programs
 
 Each run_*(size, seed, on_step=None) takes size "full" (the traces and peaks; the first
 three), "tiny" (a small model and few steps: test fixtures of a few hundred KB, and
@@ -171,7 +173,7 @@ def run_gpt2(size="full", seed=1, on_step=None, repeats=1):
 
 # --- ResNet-50 training with variable batch size (and image size) ------------------------------
 
-def run_resnet50(size="full", seed=1, on_step=None, repeats=1):
+def run_resnet50(size="full", seed=1, on_step=None, repeats=1, fixed=False):
     import torchvision
 
     rng = _seed(seed)
@@ -180,6 +182,8 @@ def run_resnet50(size="full", seed=1, on_step=None, repeats=1):
         cfg.update(batches=(2, 4, 6, 8), images=(64,), steps=3, classes=100)
     if size == "bench":
         cfg.update(batches=(16, 24, 32, 48, 64), images=(128, 160, 192, 224, 256), steps=24)
+    if fixed:  # cnn-fixed: one shape every step
+        cfg.update(batches=(6,), images=(64,)) if size == "tiny" else cfg.update(batches=(32,), images=(224,))
     dev = "cuda"
     model = torchvision.models.resnet50(weights=None, num_classes=cfg["classes"]).to(dev)
     opt = torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9)
@@ -449,13 +453,16 @@ class _ViT(nn.Module):
         return self.head(self.norm(x[:, 0]))
 
 
-def run_vit(size="bench", seed=1, on_step=None, repeats=1):
-    """ViT classification training: a random batch at a random image size each step."""
+def run_vit(size="bench", seed=1, on_step=None, repeats=1, fixed=False):
+    """ViT classification training: a random batch at a random image size each step (fixed:
+    one batch at one size, vit-fixed)."""
     rng = _seed(seed)
     cfg = _pick(dict(patch=16, d=384, heads=6, layers=6, classes=100, grid=14, batch=(16, 64),
                      images=tuple(range(96, 321, 16)), steps=40,
                      tiny=dict(patch=8, d=32, heads=2, layers=2, classes=10, grid=4, batch=(2, 4),
                                images=(16, 24, 32, 40), steps=6)), size)
+    if fixed:  # vit-fixed: one shape every step
+        cfg.update(batch=(3, 3), images=(16,)) if size == "tiny" else cfg.update(batch=(48, 48), images=(224,))
     with torch.device("cuda"):
         model = _ViT(cfg["patch"], cfg["d"], cfg["heads"], cfg["layers"], cfg["classes"], cfg["grid"])
     opt = torch.optim.AdamW(model.parameters(), lr=1e-4)
@@ -624,4 +631,9 @@ def run_big(size="bench", seed=1, on_step=None, repeats=1):
 
 RUN = {"transformer": run_transformer, "gpt2": run_gpt2, "resnet50": run_resnet50, "moe": run_moe,
        "lstm": run_lstm, "ckpt": run_ckpt, "lm-fixed": run_lm_fixed, "unet": run_unet, "vit": run_vit,
-       "accum": run_accum, "serve": run_serve, "kv-static": run_kv_static, "big": run_big}
+       "accum": run_accum, "serve": run_serve, "kv-static": run_kv_static, "big": run_big,
+       # outside the zoo (zoo.EXTRAS): the CNN and the ViT at one shape
+       "cnn-fixed": lambda size="bench", seed=1, on_step=None, repeats=1:
+           run_resnet50(size, seed, on_step, repeats, fixed=True),
+       "vit-fixed": lambda size="bench", seed=1, on_step=None, repeats=1:
+           run_vit(size, seed, on_step, repeats, fixed=True)}

@@ -43,7 +43,15 @@ ZOO = (
     Workload("big", CONFIRM, "a model larger than half the GPU: frozen bf16 backbone, trained head",
              "tokens per step 256-2048", 3),
 )
-BY_NAME = {w.name: w for w in ZOO}
+# Outside the zoo, run only when named (--workloads): the zoo's CNN and ViT at one shape,
+# to confirm plan=1 (lib/caching/plan.h), designed on lm-fixed, on repeating programs of
+# other kinds. Not in either half: no default is tuned or confirmed on them.
+EXTRA = "extra"
+EXTRAS = (
+    Workload("cnn-fixed", EXTRA, "fixed-shape CNN training (ResNet-50)", "nothing: batch 32 x 224 px every step", 4),
+    Workload("vit-fixed", EXTRA, "fixed-shape ViT training", "nothing: batch 48 x 224 px every step", 3),
+)
+BY_NAME = {w.name: w for w in ZOO + EXTRAS}
 ZOO_TUNE = tuple(w.name for w in ZOO if w.half == TUNE)
 ZOO_CONFIRM = tuple(w.name for w in ZOO if w.half == CONFIRM)
 HALVES = {TUNE: ZOO_TUNE, CONFIRM: ZOO_CONFIRM, "all": tuple(w.name for w in ZOO)}
@@ -53,6 +61,6 @@ QUICK = ("transformer", "lstm", "serve", "big")
 
 
 def half_of(name):
-    """'tune', 'confirm', or '' for a workload outside the zoo."""
+    """'tune', 'confirm', 'extra' (EXTRAS), or '' for an unknown workload."""
     w = BY_NAME.get(name)
     return w.half if w else ""
