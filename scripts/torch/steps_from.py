@@ -73,6 +73,39 @@ def per_step_rows(runs, workload):
     return header, rows
 
 
+def cell(c):
+    return bench_stats.fmt(c) if isinstance(c, float) else str(c)
+
+
+def from_rows(runs, first, ref_name):
+    """One row per workload and allocator counted from step `first`; (rows, status)."""
+    out, status = [], 0
+    med = bench_stats.rankstats.quantile_median
+    for workload in dict.fromkeys(w for w, _ in runs):
+        ref = per_process(runs.get((workload, ref_name), []), first)
+        if not ref:
+            print(f"steps_from: {workload}: no {ref_name} process with steps from {first}", file=sys.stderr)
+            status = 1
+            continue
+        for (w, alloc), procs in runs.items():
+            if w != workload:
+                continue
+            rows = per_process(procs, first)
+            if rows is None:
+                print(f"steps_from: {workload} {alloc}: a process ends before step {first}", file=sys.stderr)
+                status = 1
+                continue
+            is_ref = alloc == ref_name
+            r = bench_stats.ratio_between([x[0] for x in ref], [x[0] for x in rows])
+            m = bench_stats.ratio_between([x[1] for x in ref], [x[1] for x in rows])
+            speed = "" if is_ref else bench_stats.speed_of([(r[1], r[2]), (m[1], m[2])])
+            maps = [x[2] for x in rows if x[2] is not None]
+            out.append([workload, alloc, len(rows), first, min(x[3] for x in rows), med([x[0] for x in rows]),
+                        *(("",) * 3 if is_ref else r[:3]), *(("",) * 3 if is_ref else m[:3]), speed,
+                        med(maps) if maps else ""])
+    return out, status
+
+
 def main(argv):
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("rundir")
@@ -81,55 +114,27 @@ def main(argv):
     ap.add_argument("--workload")
     ap.add_argument("--ref", default="torch", help="the reference allocator (default torch)")
     args = ap.parse_args(argv)
-    if args.per_step:
-        if not args.workload:
-            print("steps_from: --per-step needs --workload", file=sys.stderr)
-            return 2
-        runs = load(args.rundir, args.workload)
-        if not runs:
-            print(f"steps_from: no successful {args.workload} process in {args.rundir}/logs", file=sys.stderr)
-            return 1
-        header, rows = per_step_rows(runs, args.workload)
-        print(f"# run: {os.path.abspath(args.rundir)}")
-        print(f"# per step: the median over each allocator's processes (maps_all: step i's map calls)")
-        print(",".join(header))
-        for row in rows:
-            print(",".join(bench_stats.fmt(c) if isinstance(c, float) else str(c) for c in row))
-        return 0
-    if args.first is None or args.first < 1:
+    if args.per_step and not args.workload:
+        print("steps_from: --per-step needs --workload", file=sys.stderr)
+        return 2
+    if not args.per_step and (args.first is None or args.first < 1):
         print("steps_from: --from must be at least 1 (step 0 is the cold one)", file=sys.stderr)
         return 2
     runs = load(args.rundir, args.workload)
     if not runs:
         print(f"steps_from: no successful process in {args.rundir}/logs", file=sys.stderr)
         return 1
+    if args.per_step:
+        header, rows = per_step_rows(runs, args.workload)
+        note, status = "per step: the median over each allocator's processes (maps_all: step i's map calls)", 0
+    else:
+        header, (rows, status) = FIELDS, from_rows(runs, args.first, args.ref)
+        note = f"counted: steps {args.first} on of every process (the bench counts from its warm-up)"
     print(f"# run: {os.path.abspath(args.rundir)}")
-    print(f"# counted: steps {args.first} on of every process (the bench counts from its warm-up)")
-    print(",".join(FIELDS))
-    status = 0
-    for workload in dict.fromkeys(w for w, _ in runs):
-        ref = per_process(runs.get((workload, args.ref), []), args.first)
-        if not ref:
-            print(f"steps_from: {workload}: no {args.ref} process with steps from {args.first}", file=sys.stderr)
-            status = 1
-            continue
-        for (w, alloc), procs in runs.items():
-            if w != workload:
-                continue
-            rows = per_process(procs, args.first)
-            if rows is None:
-                print(f"steps_from: {workload} {alloc}: a process ends before step {args.first}", file=sys.stderr)
-                status = 1
-                continue
-            med = bench_stats.rankstats.quantile_median
-            r = bench_stats.ratio_between([x[0] for x in ref], [x[0] for x in rows])
-            m = bench_stats.ratio_between([x[1] for x in ref], [x[1] for x in rows])
-            speed = bench_stats.speed_of([(r[1], r[2]), (m[1], m[2])]) if alloc != args.ref else ""
-            maps = [x[2] for x in rows if x[2] is not None]
-            cells = [workload, alloc, len(rows), args.first, min(x[3] for x in rows), med([x[0] for x in rows]),
-                     *(r[:3] if alloc != args.ref else ("", "", "")), *(m[:3] if alloc != args.ref else ("", "", "")),
-                     speed, med(maps) if maps else ""]
-            print(",".join(bench_stats.fmt(c) if isinstance(c, float) else str(c) for c in cells))
+    print(f"# {note}")
+    print(",".join(header))
+    for row in rows:
+        print(",".join(cell(c) for c in row))
     return status
 
 
