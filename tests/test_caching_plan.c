@@ -25,6 +25,7 @@ typedef struct program {
     /* the loop's own blocks */
     char *persistent[4];
     char *loss, *grads[4];
+    vl_stream s; /* the stream the loop runs on */
 } program;
 
 static char *take(program *p, size_t size, vl_stream s)
@@ -61,7 +62,7 @@ static void give(program *p, char *x)
 
 static program start(const char *spec)
 {
-    program p = {.d = sim_open("sim:capacity=4GiB")};
+    program p = {.d = sim_open("sim:capacity=4GiB"), .s = S(1)};
     p.a = caching_open(p.d, spec);
     for (int i = 0; i < 4; i++) p.persistent[i] = take(&p, 8 * MiB, S(1)); /* parameters, optimizer state */
     return p;
@@ -75,15 +76,15 @@ static void step(program *p, size_t act2)
 {
     for (int g = 0; g < 4; g++)
         if (p->grads[g]) give(p, p->grads[g]);
-    char *a1 = take(p, 16 * MiB, S(1));
-    char *a2 = take(p, act2, S(1));
-    char *loss = take(p, 64 * KiB, S(1));
+    char *a1 = take(p, 16 * MiB, p->s);
+    char *a2 = take(p, act2, p->s);
+    char *loss = take(p, 64 * KiB, p->s);
     if (p->loss) give(p, p->loss);
     p->loss = loss;
-    char *a3 = take(p, 6 * MiB + 512, S(1));
-    char *big = take(p, 40 * MiB, S(1));
+    char *a3 = take(p, 6 * MiB + 512, p->s);
+    char *big = take(p, 40 * MiB, p->s);
     give(p, a3);
-    for (int g = 0; g < 4; g++) p->grads[g] = take(p, 2 * MiB + 4096 * (size_t)g, S(1));
+    for (int g = 0; g < 4; g++) p->grads[g] = take(p, 2 * MiB + 4096 * (size_t)g, p->s);
     give(p, big);
     give(p, a2);
     give(p, a1);
@@ -291,6 +292,22 @@ static void test_random_repeating_programs(void **state)
     }
 }
 
+static void test_the_plan_follows_the_stream_that_allocates(void **state)
+{
+    (void)state;
+    /* The parameters come from stream 1, the loop runs on stream 2 (a side stream): the
+     * plan leaves stream 1 for stream 2 and plans it. */
+    program p = start(PLAN_SPEC);
+    p.s = S(2);
+    for (int i = 0; i < 2 * WARM; i++) step(&p, 24 * MiB);
+    vl_plan_info info = plan_of(p.a);
+    assert_string_equal(info.state, "active");
+    int64_t maps = stats_of(p.a).device_allocs;
+    for (int i = 0; i < 20; i++) step(&p, 24 * MiB);
+    assert_int_equal(stats_of(p.a).device_allocs, maps);
+    finish(&p);
+}
+
 static void test_out_of_host_memory_at_open_is_an_error(void **state)
 {
     (void)state;
@@ -321,4 +338,5 @@ VL_TEST_MAIN(cmocka_unit_test(test_repeating_loop_is_served_without_map_calls),
              cmocka_unit_test(test_unknown_pointer_in_the_arena_is_ignored),
              cmocka_unit_test(test_random_program_is_never_planned),
              cmocka_unit_test(test_random_repeating_programs),
+             cmocka_unit_test(test_the_plan_follows_the_stream_that_allocates),
              cmocka_unit_test(test_out_of_host_memory_at_open_is_an_error))

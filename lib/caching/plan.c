@@ -47,7 +47,9 @@ typedef struct logged {
 
 struct vl_cplan {
     int state;
-    vl_cstream *stream; /* the stream planned for: the first that allocated */
+    vl_cstream *stream; /* the stream planned for: the first that allocated, or one that */
+                        /* allocated 4x as much since the log began (while learning) */
+    uint64_t elsewhere; /* allocations on other streams since the log began */
 
     /* The log (LEARNING, ARMED): one signature per event, the allocations among them. */
     uint64_t *sig;
@@ -161,6 +163,7 @@ static void restart_log(vl_cplan *p)
 {
     p->nev = 0;
     p->nallocs = 0;
+    p->elsewhere = 0;
     p->next_check = VL_PLAN_FIRST_CHECK;
 }
 
@@ -415,7 +418,16 @@ void vl_plan_note_alloc(vl_caching *c, vl_cstream *st, vl_cblock *b)
     b->plan_tag = 0;
     if (p->state != LEARNING && p->state != ARMED) return;
     if (!p->stream) p->stream = st;
-    if (st != p->stream) return;
+    if (st != p->stream) {
+        /* A program that works on another stream than the one that allocated first (a
+         * side stream for training, the default one for set-up): follow the one that
+         * allocates most, while learning. */
+        if (++p->elsewhere > 256 && p->elsewhere > 4 * (p->nallocs + 1) && p->state == LEARNING) {
+            p->stream = st;
+            restart_log(p);
+        }
+        return;
+    }
     if (p->nev == VL_PLAN_LOG_EVENTS) { /* restart first, so the entry below survives it */
         restart_log(p);
         if (p->state == ARMED) refuse(p, "the log filled before the plan started");

@@ -6,7 +6,8 @@
  * best fit online either leaves holes the next step's largest request cannot use (and
  * reserves more) or relocates free memory every step (map and unmap calls). So:
  *
- *   LEARNING  the plan's stream (the first one that allocates) logs its allocations and
+ *   LEARNING  the plan's stream (the first one that allocates, or one that allocates 4
+ *             times as much while learning) logs its allocations and
  *             frees, each as a signature (size; how many events back its allocation was),
  *             and looks, at geometric checkpoints, for the smallest period q with which
  *             the latest events repeat at least three times;
