@@ -22,17 +22,17 @@
 
 #define VL_PLAN_LOG_EVENTS (1u << 17) /* the log: a period must repeat inside it */
 #define VL_PLAN_FIRST_CHECK 2048      /* events between looks for a period, at first (then half the log) */
-#define VL_PLAN_MIN_REPEATS 3         /* periods seen before a plan is made, doubled after each */
-                                      /* plan that ended (a program that repeats only a while) */
+#define VL_PLAN_MIN_REPEATS 3         /* periods seen before a plan is made, doubled after each plan */
+                                      /* that ended within two periods (a program that repeats a while) */
 #define VL_PLAN_ATTEMPTS 8            /* short plans in a row before plan gives up */
 #define VL_PLAN_MAX_FOLD 4            /* a plan spans at most this many periods */
 #define VL_PLAN_ALIGN 512             /* the allocator's rounding */
 #define VL_PLAN_CHUNK (2u << 20)      /* the layout's footprint unit (one granule) */
-#define VL_PLAN_SPAN (2u << 20)       /* the arena maps this much per call (one granule): 32 MiB */
-                                      /* saved lm-fixed ~3,000 calls once, but in the first period a
-                                       * span also maps the idle places of blocks still live from before
-                                       * the plan (sim: cnn-fixed 1.0173 -> 1.0367, vit-fixed 1.0274 ->
-                                       * 1.0641; lm-fixed 1.0119 either way) */
+/* The arena maps this much per call (one granule). 32 MiB saved lm-fixed ~3,000 calls once,
+ * but in the first period a span also maps the idle places of blocks still live from before
+ * the plan (sim: cnn-fixed 1.0173 -> 1.0367, vit-fixed 1.0274 -> 1.0641; lm-fixed 1.0119
+ * either way). */
+#define VL_PLAN_SPAN (2u << 20)
 #define VL_PLAN_NOT_FREED UINT64_MAX
 
 enum { LEARNING, ARMED, ACTIVE, DRAINING, OFF };

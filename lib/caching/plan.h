@@ -7,29 +7,35 @@
  * reserves more) or relocates free memory every step (map and unmap calls). So:
  *
  *   LEARNING  the plan's stream (the first one that allocates, or one that allocates 4
- *             times as much while learning) logs its allocations and
- *             frees, each as a signature (size; how many events back its allocation was),
- *             and looks, at geometric checkpoints, for the smallest period q with which
- *             the latest events repeat at least three times;
- *   ARMED     found: one period, starting at a point where none of the repeating blocks
- *             is live, is laid out offline (lib/trace/layout.h, best of its heuristics);
- *             the next events must keep repeating;
- *   ACTIVE    at the next such point the plan takes one block from the allocator (the
- *             arena, as large as the layout) and serves the period's k-th request at
- *             arena + offset[k]: no fit, no split, no map call, while the program repeats;
- *   DRAINING  a request that differs (size, stream) or whose place is still taken (a
- *             block freed later than planned; checked against every planned block that
- *             shares its addresses, so a wrong plan costs memory, never correctness)
- *             ends the plan: the request and all later ones go to the allocator, and the
- *             arena goes back to it once its last planned block is freed; learning starts
- *             again (at most VL_PLAN_ATTEMPTS plans per allocator).
+ *             times as much while learning) logs its allocations and frees, each as a
+ *             signature (size; how many events back its allocation was), and looks, at
+ *             geometric checkpoints, for the smallest period q with which the latest
+ *             events repeat at least 3 times (doubled after each plan that ended within
+ *             two of its periods), over at least half of what it logged;
+ *   ARMED     found: one period is laid out offline (lib/trace/layout.h, the best of its
+ *             heuristics, lives that outlive the period wrapping into the next; a plan
+ *             spans several periods where a block outlives one), starting at the request
+ *             where the fewest bytes of repeating blocks are live; the next events must
+ *             keep repeating;
+ *   ACTIVE    at the next such request the cache is given back and the plan serves the
+ *             k-th request at arena + offset[k]: no fit, no split, no map call once warm,
+ *             while the program repeats. The arena is address space of the plan's own,
+ *             mapped one granule at a time on first use and kept mapped;
+ *   DRAINING  a request that differs (size) or whose place is still taken (a block freed
+ *             later than planned; checked against every planned block that shares its
+ *             addresses, so a wrong plan costs memory, never correctness), or record_use
+ *             of a planned block by another stream, ends the plan: later requests go to
+ *             the allocator, the arena's chunks that no live planned block uses are
+ *             unmapped after a device synchronize, the rest once its last planned block
+ *             is freed; learning starts again (plan turns off after VL_PLAN_ATTEMPTS plans
+ *             in a row that ended within two periods).
  *
  * Memory: blocks made before the plan (parameters, optimizer state) stay where they are;
- * the arena holds the repeating ones. What the plan reserves is the allocator's own
- * policy until the plan starts, then that policy's memory for the blocks it still holds
- * plus the arena. Statistics count planned blocks as allocated and the arena not at all.
- * Cross-stream use (record_use from another stream) of a planned block ends the plan and
- * is recorded on the arena, which therefore waits for that stream's work before reuse. */
+ * the arena holds the repeating ones. Peak reserved counts the steps before the plan
+ * (the SPEC's own policy) and the first planned period, which holds the blocks live as
+ * the plan starts twice: where the allocator put them, and the arena around their planned
+ * places (lib/caching/README.md). Statistics count planned blocks as allocated and the
+ * arena's mapped chunks as reserved. */
 #ifndef VL_CACHING_PLAN_H
 #define VL_CACHING_PLAN_H
 
