@@ -11,13 +11,14 @@ import sys
 import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-failed = skipped = 0
+failed = skipped = checks = 0
 
 
 def check(name, ok, got=None):
-    global failed
+    global failed, checks
     print(("ok   " if ok else "FAIL ") + name + ("" if ok else f": {got}"))
     failed += not ok
+    checks += 1
 
 
 def renders(script, folder, table_text, labels="x"):
@@ -158,5 +159,5 @@ with tempfile.TemporaryDirectory() as run:
     p = subprocess.run(sf + ["--per-step"], capture_output=True, text=True)
     check("steps_from --per-step without --workload: exit 2", p.returncode == 2, (p.returncode, p.stderr))
 
-print(f"{'FAILED' if failed else 'passed'}: test_tradeoff, {failed} failed, {skipped} skipped")
+print(f"{'FAILED' if failed else 'passed'}: test_tradeoff, {checks - failed} passed, {failed} failed, {skipped} skipped")
 sys.exit(1 if failed else 0)
