@@ -308,6 +308,19 @@ static void test_the_plan_follows_the_stream_that_allocates(void **state)
     finish(&p);
 }
 
+static void test_close_releases_the_arena_with_blocks_live(void **state)
+{
+    (void)state;
+    /* A program that exits without freeing: close gives the arena back with everything
+     * else (the arena is no segment of the allocator's). */
+    program p = planned();
+    assert_true(plan_of(p.a).served > 0);
+    assert_true(vl_sim_used_bytes(p.d) > 0);
+    vl_alloc_close(p.a);
+    assert_int_equal(vl_sim_used_bytes(p.d), 0);
+    vl_device_close(p.d);
+}
+
 static void test_out_of_host_memory_at_open_is_an_error(void **state)
 {
     (void)state;
@@ -339,4 +352,5 @@ VL_TEST_MAIN(cmocka_unit_test(test_repeating_loop_is_served_without_map_calls),
              cmocka_unit_test(test_random_program_is_never_planned),
              cmocka_unit_test(test_random_repeating_programs),
              cmocka_unit_test(test_the_plan_follows_the_stream_that_allocates),
+             cmocka_unit_test(test_close_releases_the_arena_with_blocks_live),
              cmocka_unit_test(test_out_of_host_memory_at_open_is_an_error))

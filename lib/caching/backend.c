@@ -237,7 +237,7 @@ static void caching_close(vl_allocator *a)
     if (!c) return;
     vl_lock_acquire(&c->lock);
     vl_caching_process_events(c, 1);
-    if (c->plan) vl_plan_trim(c); /* an arena without planned blocks is cache, not a leak */
+    if (c->plan) vl_plan_close(c); /* the arena is no segment: released here, whatever it holds */
     vl_release_drain(c); /* every retire batch unmapped, kept memory given back */
     vl_park_release_all(c); /* every cached block FREE, as the teardown below expects */
     if (c->table.count)

@@ -735,6 +735,18 @@ int vl_plan_record_use(vl_caching *c, void *ptr, vl_stream s)
     return VL_OK;
 }
 
+void vl_plan_close(vl_caching *c)
+{
+    vl_cplan *p = c->plan;
+    if (!p->base) return;
+    if (p->live_count)
+        fprintf(stderr, "caching: %zu planned blocks (%lld bytes) still allocated at close; the plan's arena is released\n",
+                p->live_count, (long long)p->live_bytes);
+    for (size_t k = 0; k < p->m; k++) /* the program's leak: its blocks go with the arena */
+        if (p->live[k]) vl_plan_free(c, (void *)(p->base + p->off[k]));
+    if (p->base) release_arena(c); /* a plan still active, with no live block */
+}
+
 void vl_plan_trim(vl_caching *c)
 {
     vl_cplan *p = c->plan;

@@ -66,6 +66,8 @@ size_t vl_plan_block_size(const vl_cplan *p, const void *ptr);
 int vl_plan_record_use(struct vl_caching *c, void *ptr, vl_stream s);
 /* trim: an arena that holds no planned block goes back (the plan ends, learning restarts). */
 void vl_plan_trim(struct vl_caching *c);
+/* close: the arena goes back whatever it holds (planned blocks still live are reported). */
+void vl_plan_close(struct vl_caching *c);
 
 /* For the invariant check (check.c): the arena's mapped bytes (in reserved, and in its
  * stream's), the plan's stream, and a self-check of the plan's own records. */
