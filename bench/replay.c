@@ -23,7 +23,11 @@
  * --growth-log FILE (caching allocator) writes every growth to a second CSV: the request,
  * the largest free block it could have used, the free bytes, reserved before and after,
  * the device calls (lib/caching/caching.h, vl_caching_growth): where reserved rose
- * although memory was free, and how much. */
+ * although memory was free, and how much.
+ *
+ * With a caching SPEC with plan=1 (lib/caching/plan.h) each pass row also says what the
+ * plan did so far: its state after the pass, plans made, started, ended, requests served
+ * from it, its period and arena, and why the last one ended (plan_* columns). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
