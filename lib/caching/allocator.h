@@ -268,9 +268,12 @@ vl_cblock *vl_caching_coalesce(vl_caching *c, vl_cblock *b);
 /* Makes b FREE: coalesces with FREE neighbours, puts the result in its pool's bins. */
 vl_cblock *vl_caching_release_block(vl_caching *c, vl_cblock *b);
 void *vl_caching_alloc(vl_caching *c, size_t size, vl_stream s);
-/* The same without the plan's hook (plan=1 takes its arena through it). */
-void *vl_caching_alloc_unplanned(vl_caching *c, size_t size, vl_stream s);
 void vl_caching_free(vl_caching *c, void *ptr);
+/* The statistics of one allocation of `size` bytes for a caller who asked for `requested`
+ * on stream st (all but allocs), and of its free (frees too; active_bytes is the caller's:
+ * a block with uses stays active). Blocks of segments and plan=1's planned blocks alike. */
+void vl_caching_count_alloc(vl_caching *c, vl_cstream *st, size_t requested, size_t size);
+void vl_caching_count_free(vl_caching *c, vl_cstream *st, size_t requested, size_t size);
 /* trim without the plan's arena: every cached byte back, after deferred frees (plan.c
  * gives the cache back when its arena replaces it). */
 size_t vl_caching_release_cached(vl_caching *c);
@@ -363,8 +366,6 @@ void vl_budget_relocated(vl_caching *c, int64_t maps);
 
 /* events.c */
 int vl_caching_record_use(vl_caching *c, void *ptr, vl_stream s);
-/* The same without the plan's hook: the plan forwards a planned block's use to its arena. */
-int vl_caching_record_use_unplanned(vl_caching *c, void *ptr, vl_stream s);
 /* ALLOCATED b with uses: records events, makes it PENDING. When no event can be
  * recorded it waits for the device instead and makes b FREE at once. */
 void vl_caching_defer_free(vl_caching *c, vl_cblock *b);

@@ -134,11 +134,13 @@ static int caching_open(vl_allocator *a, const vl_spec *spec, char *err, size_t 
         snprintf(err, errlen, "caching: plan=1 needs virtual memory support for its arena, which %s lacks", a->dev->name);
         return VL_OPEN_USAGE;
     }
-    vl_caching *c = vl_host_calloc(1, sizeof *c);
+    vl_cplan *plan = cfg.plan ? vl_plan_new() : NULL;
+    vl_caching *c = cfg.plan && !plan ? NULL : vl_host_calloc(1, sizeof *c);
     if (!c || vl_addrmap_init(&c->table, 4096) != 0 || vl_addrmap_init(&c->stream_table, 16) != 0) {
         if (c) vl_addrmap_destroy(&c->table);
         free(c);
-        snprintf(err, errlen, "caching: out of host memory");
+        vl_plan_delete(plan);
+        snprintf(err, errlen, "caching: out of host memory%s", cfg.plan && !plan ? " for plan=1's log" : "");
         return -1;
     }
     vl_lock_init(&c->lock);
@@ -148,15 +150,7 @@ static int caching_open(vl_allocator *a, const vl_spec *spec, char *err, size_t 
     vl_slab_init(&c->nodes, VL_NODE_SIZE, 256);
     memset(&c->st, 0, sizeof c->st);
     vl_budget_init(c);
-    if (cfg.plan && !(c->plan = vl_plan_new())) {
-        vl_slab_destroy(&c->blocks);
-        vl_slab_destroy(&c->nodes);
-        vl_addrmap_destroy(&c->table);
-        vl_addrmap_destroy(&c->stream_table);
-        free(c);
-        snprintf(err, errlen, "caching: out of host memory for plan=1's log");
-        return -1;
-    }
+    c->plan = plan;
     a->impl = c;
     return 0;
 }
@@ -311,9 +305,13 @@ size_t vl_caching_block_size(vl_allocator *a, void *p)
 {
     vl_caching *c = impl(a);
     vl_lock_acquire(&c->lock);
-    vl_addrmap_slot *slot = vl_addrmap_find(&c->table, (uintptr_t)p);
-    size_t size = slot ? ((vl_cblock *)(uintptr_t)slot->value)->size : 0;
-    if (c->plan && vl_plan_owns(c->plan, p)) size = vl_plan_block_size(c->plan, p);
+    size_t size;
+    if (c->plan && vl_plan_owns(c->plan, p)) {
+        size = vl_plan_block_size(c->plan, p);
+    } else {
+        vl_addrmap_slot *slot = vl_addrmap_find(&c->table, (uintptr_t)p);
+        size = slot ? ((vl_cblock *)(uintptr_t)slot->value)->size : 0;
+    }
     vl_lock_release(&c->lock);
     return size;
 }

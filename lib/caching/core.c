@@ -358,6 +358,24 @@ static int parked_is_best_fit(const vl_caching *c, const vl_cpool *p, const vl_c
            split_spot(c, x->seg, x->prev, next->next, x->addr, x->addr + merged, rounded, 0) == x->addr;
 }
 
+void vl_caching_count_alloc(vl_caching *c, vl_cstream *st, size_t requested, size_t size)
+{
+    vl_stat_add(&c->st.requested_bytes, &c->st.peak_requested_bytes, (int64_t)requested);
+    vl_stat_add(&c->st.allocated_bytes, &c->st.peak_allocated_bytes, (int64_t)size);
+    if (c->st.allocated_bytes > c->allocated_high_water) c->allocated_high_water = c->st.allocated_bytes;
+    vl_stat_add(&st->allocated, &st->peak_allocated, (int64_t)size);
+    vl_stat_add(&c->st.active_bytes, &c->st.peak_active_bytes, (int64_t)size);
+    vl_caching_stats_touch(c);
+}
+
+void vl_caching_count_free(vl_caching *c, vl_cstream *st, size_t requested, size_t size)
+{
+    c->st.frees++;
+    c->st.requested_bytes -= (int64_t)requested;
+    c->st.allocated_bytes -= (int64_t)size;
+    st->allocated -= (int64_t)size;
+}
+
 /* b (taken out of the bins or the parking slot) goes to the caller, who asked for `size`
  * bytes; NULL when the pointer table cannot take it (b then goes back to the cache). */
 static void *hand_out(vl_caching *c, vl_cstream *st, vl_cblock *b, size_t size)
@@ -371,25 +389,15 @@ static void *hand_out(vl_caching *c, vl_cstream *st, vl_cblock *b, size_t size)
     b->state = VL_CB_ALLOCATED;
     b->requested = size;
     if (c->plan) vl_plan_note_alloc(c, st, b);
-    vl_stat_add(&c->st.requested_bytes, &c->st.peak_requested_bytes, (int64_t)size);
-    vl_stat_add(&c->st.allocated_bytes, &c->st.peak_allocated_bytes, (int64_t)b->size);
-    if (c->st.allocated_bytes > c->allocated_high_water) c->allocated_high_water = c->st.allocated_bytes;
-    vl_stat_add(&st->allocated, &st->peak_allocated, (int64_t)b->size);
-    vl_stat_add(&c->st.active_bytes, &c->st.peak_active_bytes, (int64_t)b->size);
-    vl_caching_stats_touch(c);
+    vl_caching_count_alloc(c, st, size, b->size);
     return (void *)b->addr;
 }
 
 void *vl_caching_alloc(vl_caching *c, size_t size, vl_stream s)
 {
-    void *planned;
-    if (size != 0 && c->plan && vl_plan_serve(c, size, s, &planned)) return planned;
-    return vl_caching_alloc_unplanned(c, size, s);
-}
-
-void *vl_caching_alloc_unplanned(vl_caching *c, size_t size, vl_stream s)
-{
     if (size == 0) return NULL;
+    void *planned;
+    if (c->plan && vl_plan_serve(c, size, s, &planned)) return planned;
     c->st.allocs++;
     if (c->npending) vl_caching_process_events(c, 0);
     if (c->retire_head) vl_release_process(c, 0);
@@ -458,11 +466,8 @@ void vl_caching_free(vl_caching *c, void *ptr)
     }
     vl_cblock *b = (vl_cblock *)(uintptr_t)value;
     if (c->plan) vl_plan_note_free(c, b);
-    c->st.frees++;
-    c->st.requested_bytes -= (int64_t)b->requested;
-    c->st.allocated_bytes -= (int64_t)b->size;
     vl_cstream *st = b->seg->pool->stream;
-    st->allocated -= (int64_t)b->size;
+    vl_caching_count_free(c, st, b->requested, b->size);
     if (b->uses) {
         vl_caching_defer_free(c, b); /* stays active until its events complete */
     } else {

@@ -12,11 +12,6 @@
 int vl_caching_record_use(vl_caching *c, void *ptr, vl_stream s)
 {
     if (c->plan && vl_plan_owns(c->plan, ptr)) return vl_plan_record_use(c, ptr, s);
-    return vl_caching_record_use_unplanned(c, ptr, s);
-}
-
-int vl_caching_record_use_unplanned(vl_caching *c, void *ptr, vl_stream s)
-{
     vl_addrmap_slot *slot = vl_addrmap_find(&c->table, (uintptr_t)ptr);
     if (!slot) {
         fprintf(stderr, "caching: record_use of %p, which is not allocated here; ignored\n", ptr);

@@ -26,6 +26,7 @@
                                       /* that ended within two periods (a program that repeats a while) */
 #define VL_PLAN_ATTEMPTS 8            /* short plans in a row before plan gives up */
 #define VL_PLAN_MAX_FOLD 4            /* a plan spans at most this many periods */
+#define VL_PLAN_SWITCH 256            /* requests on another stream before the plan may follow it */
 #define VL_PLAN_ALIGN 512             /* the allocator's rounding */
 #define VL_PLAN_CHUNK (2u << 20)      /* the layout's footprint unit (one granule) */
 /* The arena maps this much per call (one granule). 32 MiB saved lm-fixed ~3,000 calls once,
@@ -65,7 +66,6 @@ struct vl_cplan {
     size_t m;
     uint64_t *off, *size;   /* per slot */
     uint64_t *requested;    /* per live slot: the caller's size */
-    uint8_t *live;
     uint32_t *by_off;       /* slots sorted by offset (frees find theirs by binary search) */
     /* Whether a slot's place is free: live slots as bits over their ranks in by_off; the
      * slots that start inside slot k's bytes are ranks [lo_rank[k], hi_rank[k]). */
@@ -121,7 +121,6 @@ vl_cplan *vl_plan_new(void)
         return NULL;
     }
     p->next_check = VL_PLAN_FIRST_CHECK;
-    p->info.state = state_names[LEARNING];
     return p;
 }
 
@@ -130,14 +129,12 @@ static void drop_plan(vl_cplan *p)
     free(p->off);
     free(p->size);
     free(p->requested);
-    free(p->live);
     free(p->by_off);
     free(p->rank);
     free(p->lo_rank);
     free(p->hi_rank);
     free(p->live_bits);
     p->off = p->size = p->requested = NULL;
-    p->live = NULL;
     p->by_off = p->rank = p->lo_rank = p->hi_rank = NULL;
     p->live_bits = NULL;
     p->m = 0;
@@ -153,12 +150,6 @@ void vl_plan_delete(vl_cplan *p)
     free(p);
 }
 
-static void set_state(vl_cplan *p, int s)
-{
-    p->state = s;
-    p->info.state = state_names[s];
-}
-
 static void restart_log(vl_cplan *p)
 {
     p->nev = 0;
@@ -171,7 +162,7 @@ static void refuse(vl_cplan *p, const char *why)
 {
     snprintf(p->info.last_end, sizeof p->info.last_end, "%s", why);
     drop_plan(p);
-    set_state(p, LEARNING);
+    p->state = LEARNING;
 }
 
 /* ---- Detection: the smallest period of the latest events -------------------------- */
@@ -237,8 +228,8 @@ static size_t first_rank_at(const vl_cplan *p, uint64_t o)
 }
 
 /* Lays out the template (blocks[0..mm), one plan period of `period` events), and builds the
- * slots, the offset index and the conflict lists, each conflict checked against the
- * lives (the layout's own check). 0, or -1 (refused, why in info). */
+ * slots and their index by offset (ranks), checking every pair of slots that share bytes
+ * against their lives (the layout's own check). 0, or -1 (refused, why in info). */
 static int make_plan(vl_cplan *p, const vl_layout_block *blocks, size_t mm, uint64_t period)
 {
     uint64_t *best = malloc((mm ? mm : 1) * sizeof *best), *offs = malloc((mm ? mm : 1) * sizeof *offs);
@@ -270,13 +261,12 @@ static int make_plan(vl_cplan *p, const vl_layout_block *blocks, size_t mm, uint
     best = NULL;
     p->size = malloc(mm * sizeof *p->size);
     p->requested = calloc(mm, sizeof *p->requested);
-    p->live = calloc(mm, 1);
     p->by_off = malloc(mm * sizeof *p->by_off);
     p->rank = malloc(mm * sizeof *p->rank);
     p->lo_rank = malloc(mm * sizeof *p->lo_rank);
     p->hi_rank = malloc(mm * sizeof *p->hi_rank);
     p->live_bits = calloc((mm + 63) / 64, sizeof *p->live_bits);
-    if (!p->size || !p->requested || !p->live || !p->by_off || !p->rank || !p->lo_rank || !p->hi_rank || !p->live_bits) {
+    if (!p->size || !p->requested || !p->by_off || !p->rank || !p->lo_rank || !p->hi_rank || !p->live_bits) {
         refuse(p, "out of host memory for the plan");
         goto out;
     }
@@ -337,12 +327,9 @@ static void detect(vl_cplan *p)
         if (l->free_ev != VL_PLAN_NOT_FREED) live[l->free_ev - regime + 1] -= units;
     }
     for (uint64_t i = 1; i <= run; i++) live[i] += live[i - 1];
-    uint64_t cut = UINT64_MAX;
-    for (uint64_t c = n - 2 * q; c < n - q; c++) {
-        size_t a = first_alloc_at(p, c);
-        if (a < p->nallocs && p->allocs[a].ev == c && (cut == UINT64_MAX || live[c - regime] < live[cut - regime]))
-            cut = c;
-    }
+    uint64_t cut = UINT64_MAX; /* the allocation in [n - 2q, n - q) with the fewest live */
+    for (size_t a = first_alloc_at(p, n - 2 * q); a < p->nallocs && p->allocs[a].ev < n - q; a++)
+        if (cut == UINT64_MAX || live[p->allocs[a].ev - regime] < live[cut - regime]) cut = p->allocs[a].ev;
     size_t a0 = first_alloc_at(p, cut), a1 = first_alloc_at(p, cut + q), mm = a1 - a0;
     uint64_t *life = malloc((mm ? mm : 1) * sizeof *life);
     if (!life) {
@@ -392,17 +379,21 @@ static void detect(vl_cplan *p)
     p->q = q; /* the log repeats with q; the plan spans fold periods */
     p->cut = cut;
     p->regime = regime;
-    set_state(p, ARMED);
+    p->state = ARMED;
 }
 
 /* ---- Learning: the log ------------------------------------------------------------ */
 
+/* A full log starts again (for an allocation, before its entry is made, so that it survives). */
+static void make_room(vl_cplan *p)
+{
+    if (p->nev < VL_PLAN_LOG_EVENTS) return;
+    restart_log(p);
+    if (p->state == ARMED) refuse(p, "the log filled before the plan started");
+}
+
 static void log_event(vl_cplan *p, uint64_t sig)
 {
-    if (p->nev == VL_PLAN_LOG_EVENTS) {
-        restart_log(p);
-        if (p->state == ARMED) refuse(p, "the log filled before the plan started");
-    }
     p->sig[p->nev++] = sig;
     if (p->state == ARMED) {
         if (p->sig[p->nev - 1] != p->sig[p->nev - 1 - p->q]) refuse(p, "the program stopped repeating before the plan started");
@@ -422,16 +413,13 @@ void vl_plan_note_alloc(vl_caching *c, vl_cstream *st, vl_cblock *b)
         /* A program that works on another stream than the one that allocated first (a
          * side stream for training, the default one for set-up): follow the one that
          * allocates most, while learning. */
-        if (++p->elsewhere > 256 && p->elsewhere > 4 * (p->nallocs + 1) && p->state == LEARNING) {
+        if (++p->elsewhere > VL_PLAN_SWITCH && p->elsewhere > 4 * (p->nallocs + 1) && p->state == LEARNING) {
             p->stream = st;
             restart_log(p);
         }
         return;
     }
-    if (p->nev == VL_PLAN_LOG_EVENTS) { /* restart first, so the entry below survives it */
-        restart_log(p);
-        if (p->state == ARMED) refuse(p, "the log filled before the plan started");
-    }
+    make_room(p);
     uint64_t size = b->requested <= VL_CACHING_MAX_REQUEST ? vl_caching_round_size(b->requested, c->cfg.roundup_div)
                                                            : b->requested;
     b->plan_tag = (uint32_t)(p->nallocs + 1);
@@ -466,12 +454,28 @@ void vl_plan_note_free(vl_caching *c, const vl_cblock *b)
     logged *l = find_logged(p, b);
     uint64_t distance = l ? p->nev - l->ev : 0;
     if (l) l->free_ev = p->nev;
+    make_room(p);
     log_event(p, sig_free(distance));
 }
 
 /* ---- Serving ---------------------------------------------------------------------- */
 
+/* A slot is live while its bit (at its rank) is set. */
+static int is_live(const vl_cplan *p, size_t k) { return p->live_bits[p->rank[k] / 64] >> (p->rank[k] % 64) & 1; }
+static void set_live(vl_cplan *p, size_t k, int on)
+{
+    uint64_t bit = 1ull << (p->rank[k] % 64);
+    p->live_bits[p->rank[k] / 64] = on ? p->live_bits[p->rank[k] / 64] | bit : p->live_bits[p->rank[k] / 64] & ~bit;
+}
+
+
 static size_t nspans(const vl_cplan *p) { return (size_t)((p->va_size + p->span - 1) / p->span); }
+/* The spans under slot k: [*lo, *hi]. */
+static void spans_of(const vl_cplan *p, size_t k, size_t *lo, size_t *hi)
+{
+    *lo = (size_t)(p->off[k] / p->span);
+    *hi = (size_t)((p->off[k] + p->size[k] - 1) / p->span);
+}
 static size_t span_bytes(const vl_cplan *p, size_t i)
 {
     uint64_t lo = (uint64_t)i * p->span, hi = lo + p->span < p->va_size ? lo + p->span : p->va_size;
@@ -489,8 +493,8 @@ static void unmap_unused(vl_caching *c)
         vl_caching_fail(c, VL_CACHING_ERR_DEVICE, "synchronize before the plan's arena is unmapped", 0);
     uint8_t *keep = p->mapped; /* a span a live slot touches: marked 2 below, then back to 1 */
     for (size_t k = 0; k < p->m; k++)
-        if (p->live[k])
-            for (uint64_t i = p->off[k] / p->span; i <= (p->off[k] + p->size[k] - 1) / p->span; i++) keep[i] = 2;
+        if (is_live(p, k))
+            for (size_t lo, hi, i = (spans_of(p, k, &lo, &hi), lo); i <= hi; i++) keep[i] = 2;
     for (size_t i = 0; i < nspans(p); i++) {
         if (keep[i] != 1) {
             if (keep[i] == 2) keep[i] = 1;
@@ -527,7 +531,7 @@ static void release_arena(vl_caching *c)
     p->base = 0;
     drop_plan(p);
     restart_log(p);
-    set_state(p, p->short_ends >= VL_PLAN_ATTEMPTS ? OFF : LEARNING);
+    p->state = p->short_ends >= VL_PLAN_ATTEMPTS ? OFF : LEARNING;
 }
 
 /* A request that differs, or a place still taken: no more planned requests; the arena
@@ -538,7 +542,7 @@ static void end_plan(vl_caching *c, const char *why)
     snprintf(p->info.last_end, sizeof p->info.last_end, "%s", why);
     p->info.ends++;
     p->short_ends = p->served_since_open < 2 * p->m ? p->short_ends + 1 : 0;
-    set_state(p, DRAINING);
+    p->state = DRAINING;
     if (p->live_count == 0) release_arena(c);
     else unmap_unused(c); /* the allocator serves from now on: keep only what live blocks use */
 }
@@ -567,7 +571,7 @@ static int open_arena(vl_caching *c)
         p->old_live += p->allocs[i].free_ev == VL_PLAN_NOT_FREED;
     p->info.activations++;
     p->served_since_open = 0;
-    set_state(p, ACTIVE);
+    p->state = ACTIVE;
     /* The cache goes back now: it holds the repeating blocks' free memory, which the arena
      * replaces; left mapped beside the arena it doubled reserved (sim, lm-fixed: 1.80). */
     vl_caching_release_cached(c);
@@ -580,7 +584,8 @@ static int open_arena(vl_caching *c)
 static int map_slot(vl_caching *c, size_t k)
 {
     vl_cplan *p = c->plan;
-    size_t first = (size_t)(p->off[k] / p->span), last = (size_t)((p->off[k] + p->size[k] - 1) / p->span);
+    size_t first, last;
+    spans_of(p, k, &first, &last);
     for (size_t i = first; i <= last; i++) {
         if (p->mapped[i]) continue;
         size_t bytes = span_bytes(p, i);
@@ -655,19 +660,13 @@ int vl_plan_serve(vl_caching *c, size_t size, vl_stream s, void **out)
         return 0;
     }
     if (map_slot(c, k) != 0) return 0;
-    p->live[k] = 1;
-    p->live_bits[p->rank[k] / 64] |= 1ull << (p->rank[k] % 64);
+    set_live(p, k, 1);
     p->requested[k] = size;
     p->live_count++;
     p->live_bytes += (int64_t)p->size[k];
     p->live_requested += (int64_t)size;
     c->st.allocs++;
-    vl_stat_add(&c->st.requested_bytes, &c->st.peak_requested_bytes, (int64_t)size);
-    vl_stat_add(&c->st.allocated_bytes, &c->st.peak_allocated_bytes, (int64_t)p->size[k]);
-    if (c->st.allocated_bytes > c->allocated_high_water) c->allocated_high_water = c->st.allocated_bytes;
-    vl_stat_add(&st->allocated, &st->peak_allocated, (int64_t)p->size[k]);
-    vl_stat_add(&c->st.active_bytes, &c->st.peak_active_bytes, (int64_t)p->size[k]);
-    vl_caching_stats_touch(c);
+    vl_caching_count_alloc(c, st, size, p->size[k]);
     p->info.served++;
     p->served_since_open++;
     p->k = k + 1 == p->m ? 0 : k + 1;
@@ -685,7 +684,7 @@ static long live_slot(const vl_cplan *p, const void *ptr)
 {
     uint64_t o = (uintptr_t)ptr - p->base;
     for (size_t r = first_rank_at(p, o); r < p->m && p->off[p->by_off[r]] == o; r++)
-        if (p->live[p->by_off[r]]) return (long)p->by_off[r];
+        if (is_live(p, p->by_off[r])) return (long)p->by_off[r];
     return -1;
 }
 
@@ -697,17 +696,12 @@ void vl_plan_free(vl_caching *c, void *ptr)
         fprintf(stderr, "caching: free of %p, which is not allocated here (double free?); ignored\n", ptr);
         return;
     }
-    vl_cstream *st = p->stream;
-    p->live[k] = 0;
-    p->live_bits[p->rank[k] / 64] &= ~(1ull << (p->rank[k] % 64));
+    set_live(p, k, 0);
     p->live_count--;
     p->live_bytes -= (int64_t)p->size[k];
     p->live_requested -= (int64_t)p->requested[k];
-    c->st.frees++;
-    c->st.requested_bytes -= (int64_t)p->requested[k];
-    c->st.allocated_bytes -= (int64_t)p->size[k];
-    c->st.active_bytes -= (int64_t)p->size[k];
-    st->allocated -= (int64_t)p->size[k];
+    vl_caching_count_free(c, p->stream, p->requested[k], p->size[k]);
+    c->st.active_bytes -= (int64_t)p->size[k]; /* never reused after another stream's use: none waits */
     if (p->state == DRAINING && p->live_count == 0) release_arena(c);
     vl_caching_stats_touch(c);
 }
@@ -743,7 +737,7 @@ void vl_plan_close(vl_caching *c)
         fprintf(stderr, "caching: %zu planned blocks (%lld bytes) still allocated at close; the plan's arena is released\n",
                 p->live_count, (long long)p->live_bytes);
     for (size_t k = 0; k < p->m; k++) /* the program's leak: its blocks go with the arena */
-        if (p->live[k]) vl_plan_free(c, (void *)(p->base + p->off[k]));
+        if (is_live(p, k)) vl_plan_free(c, (void *)(p->base + p->off[k]));
     if (p->base) release_arena(c); /* a plan still active, with no live block */
 }
 
@@ -779,15 +773,14 @@ int vl_plan_check(const vl_cplan *p, char *err, size_t errlen)
     CHECK(mapped == p->mapped_bytes, "mapped spans hold %lld bytes, counted %lld", (long long)mapped,
           (long long)p->mapped_bytes);
     for (size_t k = 0; k < p->m; k++) {
-        if (!p->live[k]) continue;
+        if (!is_live(p, k)) continue;
         n++;
         bytes += (int64_t)p->size[k];
         req += (int64_t)p->requested[k];
-        CHECK(p->live_bits[p->rank[k] / 64] >> (p->rank[k] % 64) & 1, "live slot %zu without its bit", k);
-        for (uint64_t a = p->off[k] / p->span; a <= (p->off[k] + p->size[k] - 1) / p->span; a++)
+        for (size_t lo, hi, a = (spans_of(p, k, &lo, &hi), lo); a <= hi; a++)
             CHECK(p->mapped[a], "live slot %zu on an unmapped span", k);
         for (size_t r = p->rank[k] + 1; r < p->hi_rank[k]; r++)
-            CHECK(!p->live[p->by_off[r]], "slots %zu and %u overlap, both live", k, p->by_off[r]);
+            CHECK(!is_live(p, p->by_off[r]), "slots %zu and %u overlap, both live", k, p->by_off[r]);
     }
     CHECK(n == p->live_count && bytes == p->live_bytes && req == p->live_requested,
           "live slots %zu / %lld B, counted %zu / %lld B", n, (long long)bytes, p->live_count, (long long)p->live_bytes);
@@ -801,4 +794,8 @@ int vl_plan_check(const vl_cplan *p, char *err, size_t errlen)
     return 0;
 }
 
-void vl_plan_get_info(const vl_cplan *p, vl_plan_info *out) { *out = p->info; }
+void vl_plan_get_info(const vl_cplan *p, vl_plan_info *out)
+{
+    *out = p->info;
+    out->state = state_names[p->state];
+}

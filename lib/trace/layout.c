@@ -178,7 +178,8 @@ static int footprint(const life *L, const uint64_t *off, size_t nslots, uint64_t
 }
 
 /* The greedy over lives L[0..n) in time [0, period) (lives past it wrap), for both entry
- * points; takes L (freed here). out->peak_bytes is the caller's. */
+ * points; takes L (freed here; NULL: out of host memory, said in err). out->peak_bytes is
+ * the caller's. */
 static int lay_out(life *L, size_t n, uint64_t period, vl_layout_heuristic h, uint64_t chunk, uint64_t *offsets,
                    vl_layout_result *out, char *err, size_t errlen)
 {
@@ -240,9 +241,12 @@ out:
     return rc;
 }
 
-static int bad_arguments(vl_layout_heuristic h, uint64_t align, uint64_t chunk, char *err, size_t errlen)
+static int bad_arguments(vl_layout_heuristic h, uint64_t align, uint64_t chunk, vl_layout_sizes sizes, char *err,
+                         size_t errlen)
 {
-    if ((unsigned)h < VL_LAYOUT_NHEURISTICS && is_pow2(align) && is_pow2(chunk) && chunk >= align) return 0;
+    if ((unsigned)h < VL_LAYOUT_NHEURISTICS && is_pow2(align) && is_pow2(chunk) && chunk >= align &&
+        sizes.min <= sizes.max)
+        return 0;
     snprintf(err, errlen, "layout: bad heuristic, alignment, chunk size or size range");
     return 1;
 }
@@ -250,18 +254,10 @@ static int bad_arguments(vl_layout_heuristic h, uint64_t align, uint64_t chunk, 
 int vl_trace_layout(const vl_trace *t, vl_layout_heuristic h, vl_layout_sizes sizes, uint64_t align, uint64_t chunk,
                     uint64_t *offsets, vl_layout_result *out, char *err, size_t errlen)
 {
-    if (bad_arguments(h, align, chunk, err, errlen)) return -1;
-    if (sizes.min > sizes.max) {
-        snprintf(err, errlen, "layout: bad heuristic, alignment, chunk size or size range");
-        return -1;
-    }
+    if (bad_arguments(h, align, chunk, sizes, err, errlen)) return -1;
     memset(out, 0, sizeof *out);
-    life *L = lives_of(t, sizes, align, &out->peak_bytes);
-    if (!L) {
-        snprintf(err, errlen, "layout: out of host memory");
-        return -1;
-    }
-    return lay_out(L, t->nallocs, t->nops, h, chunk, offsets, out, err, errlen);
+    return lay_out(lives_of(t, sizes, align, &out->peak_bytes), t->nallocs, t->nops, h, chunk, offsets, out, err,
+                   errlen);
 }
 
 static int by_time(const void *a, const void *b)
@@ -298,7 +294,7 @@ int vl_layout_periodic(const vl_layout_block *blocks, size_t n, uint64_t period,
                        uint64_t align, uint64_t chunk, uint64_t *offsets, vl_layout_result *out, char *err,
                        size_t errlen)
 {
-    if (bad_arguments(h, align, chunk, err, errlen)) return -1;
+    if (bad_arguments(h, align, chunk, VL_LAYOUT_ALL_SIZES, err, errlen)) return -1;
     memset(out, 0, sizeof *out);
     for (size_t s = 0; s < n; s++)
         if (!(blocks[s].t0 < period && blocks[s].t1 > blocks[s].t0 && blocks[s].t1 - blocks[s].t0 <= period)) {
@@ -307,18 +303,13 @@ int vl_layout_periodic(const vl_layout_block *blocks, size_t n, uint64_t period,
             return -1;
         }
     life *L = calloc(n ? n : 1, sizeof *L);
-    if (!L) {
-        snprintf(err, errlen, "layout: out of host memory");
-        return -1;
-    }
-    for (size_t s = 0; s < n; s++)
+    for (size_t s = 0; L && s < n; s++)
         L[s] = (life){.size = round_up(blocks[s].size, align), .t0 = blocks[s].t0, .t1 = blocks[s].t1, .covered = 1};
-    if (periodic_peak(L, n, period, &out->peak_bytes) != 0) {
+    if (L && periodic_peak(L, n, period, &out->peak_bytes) != 0) {
         free(L);
-        snprintf(err, errlen, "layout: out of host memory");
-        return -1;
+        L = NULL;
     }
-    return lay_out(L, n, period, h, chunk, offsets, out, err, errlen);
+    return lay_out(L, n, period, h, chunk, offsets, out, err, errlen); /* reports a NULL L */
 }
 
 int vl_layout_periodic_conflict(const vl_layout_block *a, const vl_layout_block *b, uint64_t period)
