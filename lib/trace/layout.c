@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const char *const heuristic_names[VL_LAYOUT_NHEURISTICS] = {"size-best", "size-first", "area-best"};
+static const char *const heuristic_names[VL_LAYOUT_NHEURISTICS] = {"size-best", "size-first", "area-best", "size-first-late"};
 
 const char *vl_layout_heuristic_name(vl_layout_heuristic h)
 {
@@ -97,6 +97,14 @@ static int by_size(const void *a, const void *b)
     if (x->size != y->size) return x->size < y->size ? 1 : -1;
     if (x->t0 != y->t0) return x->t0 < y->t0 ? -1 : 1;
     return 0;
+}
+
+static int by_size_late(const void *a, const void *b)
+{
+    const life *x = &sort_lives[*(const uint32_t *)a], *y = &sort_lives[*(const uint32_t *)b];
+    if (x->size != y->size) return x->size < y->size ? 1 : -1;
+    if (x->t1 != y->t1) return x->t1 > y->t1 ? -1 : 1;
+    return x->t0 < y->t0 ? -1 : x->t0 > y->t0;
 }
 
 static int by_area(const void *a, const void *b)
@@ -198,7 +206,8 @@ static int lay_out(life *L, size_t n, uint64_t period, vl_layout_heuristic h, ui
     for (size_t s = 0; s < n; s++)
         if (L[s].covered) order[ncovered++] = (uint32_t)s;
     sort_lives = L;
-    qsort(order, ncovered, sizeof *order, h == VL_LAYOUT_AREA_BEST ? by_area : by_size);
+    qsort(order, ncovered, sizeof *order,
+          h == VL_LAYOUT_AREA_BEST ? by_area : h == VL_LAYOUT_SIZE_FIRST_LATE ? by_size_late : by_size);
 
     uint64_t extent = 0;
     for (size_t k = 0; k < ncovered; k++) {
@@ -216,7 +225,7 @@ static int lay_out(life *L, size_t n, uint64_t period, vl_layout_heuristic h, ui
                     if (lives_overlap(&L[o], l, period)) taken[nt++] = (interval){off[o], off[o] + L[o].size};
                 }
         qsort(taken, nt, sizeof *taken, by_low);
-        off[s] = place(taken, nt, l->size, h != VL_LAYOUT_SIZE_FIRST);
+        off[s] = place(taken, nt, l->size, h != VL_LAYOUT_SIZE_FIRST && h != VL_LAYOUT_SIZE_FIRST_LATE);
         if (off[s] > UINT64_MAX - l->size) {
             why = "offsets beyond 2^64 bytes";
             goto out;

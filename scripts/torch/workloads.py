@@ -22,7 +22,9 @@ sizes.
   kv-static    decoding into a KV cache preallocated per request (prompt + new tokens)
   big          frozen bf16 backbone of ~55% of the GPU's memory, a trained head on top
   cnn-fixed    resnet50 at one shape (batch 32, 224 px), vit-fixed: vit at one shape (batch
-               48, 224 px): outside the zoo, to confirm plan=1 on repeating programs
+               48, 224 px), unet-fixed: unet at one shape (batch 12, 224 px), lstm-fixed:
+               lstm at one shape (64 sentences of 64 tokens): outside the zoo, to confirm
+               plan=1 on repeating programs
 
 Each run_*(size, seed, on_step=None) takes size "full" (the traces and peaks; the first
 three), "tiny" (a small model and few steps: test fixtures of a few hundred KB, and
@@ -349,13 +351,16 @@ class _Tagger(nn.Module):
         return self.out(h)
 
 
-def run_lstm(size="bench", seed=1, on_step=None, repeats=1):
-    """A bidirectional LSTM tagger: a random batch of sentences, each of a random length."""
+def run_lstm(size="bench", seed=1, on_step=None, repeats=1, fixed=False):
+    """A bidirectional LSTM tagger: a random batch of sentences, each of a random length
+    (fixed: one batch of sentences of one length, lstm-fixed)."""
     rng = _seed(seed)
     cfg = _pick(dict(vocab=20000, emb=256, hidden=512, layers=2, tags=48, batch=(32, 96), length=(8, 120),
                      steps=40,
                      tiny=dict(vocab=500, emb=32, hidden=64, layers=1, tags=8, batch=(4, 8), length=(3, 20),
                                steps=6)), size)
+    if fixed:  # lstm-fixed: one shape every step
+        cfg.update(batch=(6, 6), length=(12, 12)) if size == "tiny" else cfg.update(batch=(64, 64), length=(64, 64))
     with torch.device("cuda"):
         model = _Tagger(cfg["vocab"], cfg["emb"], cfg["hidden"], cfg["layers"], cfg["tags"])
     opt = torch.optim.AdamW(model.parameters(), lr=1e-3)
@@ -401,12 +406,15 @@ class _UNet(nn.Module):
         return self.head(x)
 
 
-def run_unet(size="bench", seed=1, on_step=None, repeats=1):
-    """U-Net segmentation training: a random batch at a random resolution each step."""
+def run_unet(size="bench", seed=1, on_step=None, repeats=1, fixed=False):
+    """U-Net segmentation training: a random batch at a random resolution each step (fixed:
+    one batch at one resolution, unet-fixed)."""
     rng = _seed(seed)
     cfg = _pick(dict(widths=(32, 64, 128, 256), classes=8, batch=(4, 16), images=tuple(range(96, 321, 32)),
                      steps=40,
                      tiny=dict(widths=(8, 16), classes=4, batch=(1, 3), images=(16, 24, 32), steps=6)), size)
+    if fixed:  # unet-fixed: one shape every step
+        cfg.update(batch=(2, 2), images=(24,)) if size == "tiny" else cfg.update(batch=(12, 12), images=(224,))
     with torch.device("cuda"):
         model = _UNet(cfg["classes"], cfg["widths"])
     opt = torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9)
@@ -636,4 +644,8 @@ RUN = {"transformer": run_transformer, "gpt2": run_gpt2, "resnet50": run_resnet5
        "cnn-fixed": lambda size="bench", seed=1, on_step=None, repeats=1:
            run_resnet50(size, seed, on_step, repeats, fixed=True),
        "vit-fixed": lambda size="bench", seed=1, on_step=None, repeats=1:
-           run_vit(size, seed, on_step, repeats, fixed=True)}
+           run_vit(size, seed, on_step, repeats, fixed=True),
+       "unet-fixed": lambda size="bench", seed=1, on_step=None, repeats=1:
+           run_unet(size, seed, on_step, repeats, fixed=True),
+       "lstm-fixed": lambda size="bench", seed=1, on_step=None, repeats=1:
+           run_lstm(size, seed, on_step, repeats, fixed=True)}
