@@ -31,7 +31,7 @@
 #define VL_PLAN_CHUNK (2u << 20)      /* the layout's footprint unit (one granule) */
 /* The arena maps this much per call (one granule). 32 MiB saved lm-fixed ~3,000 calls once,
  * but in the first period a span also maps the idle places of blocks still live from before
- * the plan (sim: cnn-fixed 1.0173 -> 1.0367, vit-fixed 1.0274 -> 1.0641; lm-fixed 1.0119
+ * the plan (sim at bc1befe: cnn-fixed 1.0173 -> 1.0367, vit-fixed 1.0274 -> 1.0641; lm-fixed 1.0119
  * either way). */
 #define VL_PLAN_SPAN (2u << 20)
 #define VL_PLAN_NOT_FREED UINT64_MAX
