@@ -47,10 +47,11 @@ def per_process(procs, first):
     """Each process's (median step, mean step, map calls per step) over steps first..."""
     rows = []
     for d in procs:
-        ms, maps = d["step_ms_all"][first:], d.get("maps_all") or []
+        ms = d["step_ms_all"][first:]
         if not ms:
             return None
-        per = (maps[-1] - maps[first - 1]) / len(ms) if len(maps) > first and first > 0 else None
+        # maps_all: readings of the cumulative count, [0] before step 0, [i + 1] after step i
+        per = bench_stats.per_step(d.get("maps_all") or [], first)
         rows.append((bench_stats.rankstats.quantile_median(ms), sum(ms) / len(ms), per, len(ms)))
     return rows
 

@@ -123,13 +123,14 @@ with tempfile.TemporaryDirectory() as run:
 with tempfile.TemporaryDirectory() as run:
     logs = os.path.join(run, "logs")
     os.makedirs(logs)
+    # maps_all as bench.py writes it: a reading before step 0, then one after each step
     for i in range(6):  # planned: a slow warm-up (relocation, then the plan's start), then torch's speed
         torch_ms = [600.0] + [40.0 + 0.1 * i] * 20
         planned_ms = [600.0, 90.0, 80.0, 70.0, 300.0] + [40.0 + 0.1 * i] * 16
         write(logs, f"r{i}.lm-fixed.torch.json", status="ok", workload="lm-fixed", allocator="torch",
-              step_ms_all=torch_ms, maps_all=[0] * 21)
+              step_ms_all=torch_ms, maps_all=[0] * 22)
         write(logs, f"r{i}.lm-fixed.planned.json", status="ok", workload="lm-fixed", allocator="planned",
-              step_ms_all=planned_ms, maps_all=[1, 700, 1400, 2100, 2400] + [2400] * 16)
+              step_ms_all=planned_ms, maps_all=[1, 700, 1400, 2100, 2400] + [2400] * 17)
     sf = [sys.executable, os.path.join(HERE, "steps_from.py"), run]
     rows = lambda out: {r["allocator"]: r for r in csv.DictReader(l for l in out.splitlines() if not l.startswith("#"))}
     p = subprocess.run(sf + ["--from", "5"], capture_output=True, text=True)
@@ -137,6 +138,10 @@ with tempfile.TemporaryDirectory() as run:
     check("steps_from: after the warm-up, equal steps: ratio 1, ok, no map call",
           p.returncode == 0 and r.get("ratio") == "1" and r.get("ratio_mean") == "1" and r.get("speed") == "ok"
           and r.get("maps_per_step_mean") == "0" and r.get("steps") == "16", (p.returncode, p.stderr, r))
+    p = subprocess.run(sf + ["--from", "4"], capture_output=True, text=True)
+    r = rows(p.stdout).get("planned", {})
+    check("steps_from: map calls counted from step FROM itself (step 3's 300 left out)",
+          p.returncode == 0 and r.get("maps_per_step_mean") == "0", (p.returncode, p.stderr, r))
     p = subprocess.run(sf + ["--from", "1"], capture_output=True, text=True)
     r = rows(p.stdout).get("planned", {})
     check("steps_from: counting the warm-up, the mean step is slower",
