@@ -35,6 +35,7 @@
 #include "bench/peaks.h"
 #include "caching/caching.h"
 #include "caching/plan.h"
+#include "caching/sizes.h"
 #include "bench/streams.h"
 #include "exitcodes.h"
 #include "program.h"
@@ -58,7 +59,7 @@ static int static_layout = 0;
 static uint64_t layout_chunk = 0;
 static uint64_t layout_split = 0;
 #define VL_LAYOUT_DEFAULT_CHUNK ((uint64_t)2 << 20)
-#define VL_LAYOUT_ALIGN 512 /* the caching allocator's rounding */
+#define VL_LAYOUT_ALIGN VL_CACHING_MIN_BLOCK /* the caching allocator's rounding */
 
 /* --fit default: vramlab's caching allocator in both segment modes (raw and async need
  * a CUDA device; --fit replays on the simulated one). */
@@ -192,7 +193,7 @@ static void check_static_layout(vl_cli *cli)
     if (fit_list) vl_cli_usage_error(cli, "--static-layout and --fit are separate runs: give one");
     if (growth_log_path) vl_cli_usage_error(cli, "--growth-log applies to replay passes, not to --static-layout");
     if (layout_chunk && (layout_chunk < VL_LAYOUT_ALIGN || (layout_chunk & (layout_chunk - 1))))
-        vl_cli_usage_error(cli, "--layout-chunk %llu: a power of two of at least %d bytes",
+        vl_cli_usage_error(cli, "--layout-chunk %llu: a power of two of at least %zu bytes",
                            (unsigned long long)layout_chunk, VL_LAYOUT_ALIGN);
 }
 
@@ -376,7 +377,7 @@ static int layout_rows(vl_program *p)
                 "footprint = chunks touched by any block; the best is an upper bound on the best static layout, "
                 "peak_bytes the lower one");
     vl_csv_meta(p->csv, "layout_chunk_bytes", "%llu", (unsigned long long)chunk);
-    vl_csv_meta(p->csv, "layout_align_bytes", "%d", VL_LAYOUT_ALIGN);
+    vl_csv_meta(p->csv, "layout_align_bytes", "%zu", VL_LAYOUT_ALIGN);
     vl_trace_period period;
     if (vl_trace_find_period(&trace, &period) != 0) {
         fprintf(stderr, "%s: out of host memory\n", p->cli.prog);

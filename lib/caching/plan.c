@@ -27,7 +27,6 @@
 #define VL_PLAN_ATTEMPTS 8            /* short plans in a row before plan gives up */
 #define VL_PLAN_MAX_FOLD 4            /* a plan spans at most this many periods */
 #define VL_PLAN_SWITCH 256            /* requests on another stream before the plan may follow it */
-#define VL_PLAN_ALIGN 512             /* the allocator's rounding */
 #define VL_PLAN_CHUNK (2u << 20)      /* the layout's footprint unit (one granule) */
 /* The arena maps this much per call (one granule). 32 MiB saved lm-fixed ~3,000 calls once,
  * but in the first period a span also maps the idle places of blocks still live from before
@@ -242,8 +241,8 @@ static int make_plan(vl_cplan *p, const vl_layout_block *blocks, size_t mm, uint
     char err[160];
     int found = 0;
     for (int h = 0; h < VL_LAYOUT_NHEURISTICS; h++) {
-        if (vl_layout_periodic(blocks, mm, period, (vl_layout_heuristic)h, VL_PLAN_ALIGN, VL_PLAN_CHUNK, offs, &r, err,
-                               sizeof err) != 0)
+        if (vl_layout_periodic(blocks, mm, period, (vl_layout_heuristic)h, VL_CACHING_MIN_BLOCK, VL_PLAN_CHUNK, offs,
+                               &r, err, sizeof err) != 0)
             continue;
         if (!found || r.extent_bytes < best_r.extent_bytes) {
             memcpy(best, offs, mm * sizeof *best);
@@ -271,7 +270,7 @@ static int make_plan(vl_cplan *p, const vl_layout_block *blocks, size_t mm, uint
         goto out;
     }
     for (size_t j = 0; j < mm; j++) {
-        p->size[j] = (blocks[j].size + VL_PLAN_ALIGN - 1) / VL_PLAN_ALIGN * VL_PLAN_ALIGN;
+        p->size[j] = (blocks[j].size + VL_CACHING_MIN_BLOCK - 1) / VL_CACHING_MIN_BLOCK * VL_CACHING_MIN_BLOCK;
         p->by_off[j] = (uint32_t)j;
     }
     sort_off = p->off;
@@ -316,13 +315,13 @@ static void detect(vl_cplan *p)
     if (!q || 2 * run < n) return;
     uint64_t regime = n - run;
     /* Live bytes of repeating blocks before each event from regime on (work, reused as
-     * int64 pairs would not fit: counted in units of VL_PLAN_ALIGN, 32 bits each). */
+     * int64 pairs would not fit: counted in units of VL_CACHING_MIN_BLOCK, 32 bits each). */
     uint32_t *live = p->work;
     memset(live, 0, (run + 2) * sizeof *live);
     size_t first = first_alloc_at(p, regime);
     for (size_t i = first; i < p->nallocs; i++) {
         const logged *l = &p->allocs[i];
-        uint32_t units = (uint32_t)((l->size + VL_PLAN_ALIGN - 1) / VL_PLAN_ALIGN);
+        uint32_t units = (uint32_t)((l->size + VL_CACHING_MIN_BLOCK - 1) / VL_CACHING_MIN_BLOCK);
         live[l->ev - regime + 1] += units;
         if (l->free_ev != VL_PLAN_NOT_FREED) live[l->free_ev - regime + 1] -= units;
     }

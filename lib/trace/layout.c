@@ -12,13 +12,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const char *const heuristic_names[VL_LAYOUT_NHEURISTICS] = {"size-best", "size-first", "area-best", "size-first-late"};
-
-const char *vl_layout_heuristic_name(vl_layout_heuristic h)
-{
-    return (unsigned)h < VL_LAYOUT_NHEURISTICS ? heuristic_names[h] : "?";
-}
-
 typedef struct life {
     uint64_t size;   /* rounded to align */
     uint64_t t0, t1; /* live over operations [t0, t1); periodic: t1 past the period wraps to [0, t1 - period) */
@@ -115,6 +108,24 @@ static int by_area(const void *a, const void *b)
     return by_size(a, b);
 }
 
+/* Each heuristic (layout.h): the order blocks are placed in, and the gap each takes
+ * (1: the smallest that holds it, 0: the lowest). */
+static const struct heuristic {
+    const char *name;
+    int (*order)(const void *, const void *);
+    int best_gap;
+} heuristics[VL_LAYOUT_NHEURISTICS] = {
+    [VL_LAYOUT_SIZE_BEST] = {"size-best", by_size, 1},
+    [VL_LAYOUT_SIZE_FIRST] = {"size-first", by_size, 0},
+    [VL_LAYOUT_AREA_BEST] = {"area-best", by_area, 1},
+    [VL_LAYOUT_SIZE_FIRST_LATE] = {"size-first-late", by_size_late, 0},
+};
+
+const char *vl_layout_heuristic_name(vl_layout_heuristic h)
+{
+    return (unsigned)h < VL_LAYOUT_NHEURISTICS ? heuristics[h].name : "?";
+}
+
 static int by_low(const void *a, const void *b)
 {
     const interval *x = a, *y = b;
@@ -206,8 +217,7 @@ static int lay_out(life *L, size_t n, uint64_t period, vl_layout_heuristic h, ui
     for (size_t s = 0; s < n; s++)
         if (L[s].covered) order[ncovered++] = (uint32_t)s;
     sort_lives = L;
-    qsort(order, ncovered, sizeof *order,
-          h == VL_LAYOUT_AREA_BEST ? by_area : h == VL_LAYOUT_SIZE_FIRST_LATE ? by_size_late : by_size);
+    qsort(order, ncovered, sizeof *order, heuristics[h].order);
 
     uint64_t extent = 0;
     for (size_t k = 0; k < ncovered; k++) {
@@ -225,7 +235,7 @@ static int lay_out(life *L, size_t n, uint64_t period, vl_layout_heuristic h, ui
                     if (lives_overlap(&L[o], l, period)) taken[nt++] = (interval){off[o], off[o] + L[o].size};
                 }
         qsort(taken, nt, sizeof *taken, by_low);
-        off[s] = place(taken, nt, l->size, h != VL_LAYOUT_SIZE_FIRST && h != VL_LAYOUT_SIZE_FIRST_LATE);
+        off[s] = place(taken, nt, l->size, heuristics[h].best_gap);
         if (off[s] > UINT64_MAX - l->size) {
             why = "offsets beyond 2^64 bytes";
             goto out;
