@@ -156,6 +156,7 @@ typedef struct vl_caching_config {
     size_t span;           /* expandable: most bytes one map call covers (spans.h); 0: one chunk */
     double reclaim;        /* expandable: reserved cap above peak allocated (fraction); < 0 off */
     double reclaim_max;    /* expandable: the most the budget rises to when reclaim churns (budget.c) */
+    int raise_idle;        /* expandable, raise=idle: only relocation the stream's queued work did not hide raises it */
     int split_toward_hole; /* expandable, split=hole: a remainder goes next to an unmapped hole before the block */
     int pack;              /* expandable with pack=1 (0 for classic): lowest of a few fits; idle ranges laid out again */
     int oom_report;        /* print the OOM report to stderr */
@@ -207,6 +208,9 @@ typedef struct vl_caching {
      * allocations and relocating map calls since the last look. */
     double budget;
     int64_t budget_window_allocs, budget_window_maps, budget_window_high_water;
+    /* Relocating map calls since open, by whether work queued on the stream before the
+     * reclaim was still running after them (hidden) or not (exposed); budget.c. */
+    int64_t relocation_maps_hidden, relocation_maps_exposed;
     vl_caching_growth_fn on_growth; /* caching.h: told after every growth (NULL: nobody) */
     void *on_growth_ctx;
     char last_oom[1024];           /* the last OOM report as one line ("" if none) */
@@ -363,6 +367,10 @@ void vl_budget_init(vl_caching *c);
 /* A grow that had to reclaim made `maps` map calls: counts them, and raises the budget
  * when such calls exceed its rate limit over the window. */
 void vl_budget_relocated(vl_caching *c, int64_t maps);
+/* The same for a grow whose reclaim queued `waiting` (its batch, NULL when it completed
+ * at once): with raise=idle, maps made while that batch's work was still running on the
+ * GPU (their host time hidden behind it) are counted apart and do not raise the budget. */
+void vl_budget_relocated_after(vl_caching *c, int64_t maps, vl_cretire *waiting);
 
 /* events.c */
 int vl_caching_record_use(vl_caching *c, void *ptr, vl_stream s);

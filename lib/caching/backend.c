@@ -50,6 +50,11 @@ static const vl_opt caching_options[] = {
              "workload whose free memory does not fit its next requests stops unmapping and mapping the "
              "same memory every step and pays in waste instead (lib/caching/README.md); at most "
              "reclaim: a fixed budget"},
+    {.name = "raise", .kind = VL_OPT_ENUM, .default_value = "any", .choices = "any|idle",
+     .help = "expandable: which relocation raises the reclaim budget: any = every map call made "
+             "while reclaiming; idle = only those made after the work queued before the reclaim "
+             "had completed (the GPU waited for them), so that relocation hidden behind queued "
+             "work keeps the budget, and the waste, low (lib/caching/budget.c)"},
     {.name = "split", .kind = VL_OPT_ENUM, .default_value = "hole", .choices = "low|hole",
      .help = "expandable: where a split block's remainder goes: low = after the request (as PyTorch); "
              "hole = before it when the block follows an unmapped hole, so a later, larger request "
@@ -92,6 +97,7 @@ static int caching_open(vl_allocator *a, const vl_spec *spec, char *err, size_t 
     cfg.oom_report = vl_spec_bool(spec, "oom_report");
     cfg.reclaim = vl_spec_double(spec, "reclaim");
     cfg.reclaim_max = vl_spec_double(spec, "reclaim_max");
+    cfg.raise_idle = vl_spec_choice(spec, "raise") == 1;
     cfg.split_toward_hole = vl_spec_choice(spec, "split") == 1;
     cfg.pack = cfg.expandable && vl_spec_bool(spec, "pack"); /* classic segments have nothing to pack */
     cfg.park = vl_spec_bool(spec, "park") && !cfg.pack; /* pack=1 lays an idle stream out at its last free */
@@ -336,6 +342,16 @@ int vl_caching_plan_info(vl_allocator *a, vl_plan_info *out)
     if (have) vl_plan_get_info(c->plan, out);
     vl_lock_release(&c->lock);
     return have ? 0 : -1;
+}
+
+int vl_caching_budget_info(vl_allocator *a, vl_budget_info *out)
+{
+    if (!a || a->backend != &vl_backend_caching) return -1;
+    vl_caching *c = impl(a);
+    vl_lock_acquire(&c->lock);
+    *out = (vl_budget_info){c->budget, c->relocation_maps_hidden, c->relocation_maps_exposed};
+    vl_lock_release(&c->lock);
+    return 0;
 }
 
 unsigned long long vl_caching_park_hits(vl_allocator *a)

@@ -29,6 +29,16 @@ size_t vl_caching_block_size(vl_allocator *a, void *p);
 struct vl_plan_info;
 int vl_caching_plan_info(vl_allocator *a, struct vl_plan_info *out);
 
+/* The expandable reclaim budget (caching/budget.c): its value now, and the map calls
+ * grows made while reclaiming since open, split by whether the work queued before the
+ * reclaim was still running after them (hidden) or had completed (exposed). 0 with *out
+ * filled, -1 when a is not a caching allocator. */
+typedef struct vl_budget_info {
+    double budget;
+    int64_t relocation_maps_hidden, relocation_maps_exposed;
+} vl_budget_info;
+int vl_caching_budget_info(vl_allocator *a, vl_budget_info *out);
+
 /* Requests served by taking the stream's parked block back (lib/caching/park.h): the
  * cache-hit fast path, since open. */
 unsigned long long vl_caching_park_hits(vl_allocator *a);

@@ -451,6 +451,7 @@ vl_cblock *vl_expandable_grow(vl_caching *c, vl_cpool *p, size_t rounded, int *r
     vl_cstream *st = p->stream;
     vl_clend lend = {NULL, NULL, 0};
     int reclaimed = 0;
+    vl_cretire *waiting = NULL; /* the reclaim's batch while its work has not completed */
     if (c->cfg.reclaim >= 0) {
         /* The stream's reserved may grow to (1 + reclaim) x its peak allocated (counting
          * this request); past that, the new chunks come out of its own free ones: retired
@@ -468,7 +469,10 @@ vl_cblock *vl_expandable_grow(vl_caching *c, vl_cpool *p, size_t rounded, int *r
                 vl_release_process(c, 0);
                 /* Still queued (the tail; processing takes from the head): this mapping
                  * takes its memory (lending). Complete: its memory is spare already. */
-                if (batch && c->retire_tail == batch) lend = (vl_clend){batch, batch->blocks, batch->blocks->addr};
+                if (batch && c->retire_tail == batch) {
+                    lend = (vl_clend){batch, batch->blocks, batch->blocks->addr};
+                    waiting = batch;
+                }
                 if (!place(c, p, rounded, &best, rc)) return NULL; /* completed retirements merge holes */
             }
         }
@@ -494,13 +498,14 @@ vl_cblock *vl_expandable_grow(vl_caching *c, vl_cpool *p, size_t rounded, int *r
             return NULL;
         }
         mrc = map_range(c, best.u->seg, best.lo, best.bytes, NULL); /* the batch was drained */
+        waiting = NULL;
     }
     if (mrc != VL_DEV_OK) {
         put_headers(c, pieces, npieces);
         *rc = mrc;
         return NULL;
     }
-    if (reclaimed) vl_budget_relocated(c, c->st.device_allocs - maps_before);
+    if (reclaimed) vl_budget_relocated_after(c, c->st.device_allocs - maps_before, waiting);
     if (c->spare_bytes > 0) vl_release_spares(c, vl_release_spare_cap(c));
     /* Cut the unmapped block into [unmapped][mapped, now FREE][unmapped]. */
     vl_csegment *s = best.u->seg;

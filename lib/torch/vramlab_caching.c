@@ -337,6 +337,14 @@ int64_t vl_torch_stat(int device, const char *name)
         if (strcmp(name, "plan_ends") == 0) return (int64_t)info.ends;
         return VL_UNKNOWN;
     }
+    if (strncmp(name, "budget_", 7) == 0 || strncmp(name, "relocation_maps_", 16) == 0) { /* caching/budget.c */
+        vl_budget_info info;
+        if (vl_caching_budget_info(a, &info) != 0) return VL_UNKNOWN;
+        if (strcmp(name, "budget_ppm") == 0) return (int64_t)(info.budget * 1e6 + 0.5);
+        if (strcmp(name, "relocation_maps_hidden") == 0) return info.relocation_maps_hidden;
+        if (strcmp(name, "relocation_maps_exposed") == 0) return info.relocation_maps_exposed;
+        return VL_UNKNOWN;
+    }
     if (strcmp(name, "alloc_ns") == 0 || strcmp(name, "free_ns") == 0) {
         if (!timing) return VL_UNKNOWN;
         return (int64_t)atomic_load_explicit(name[0] == 'a' ? &alloc_ns[which][device] : &free_ns[which][device],
