@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""make test: scripts/torch/tradeoff.py, tradeoff_procs.py and steps_from.py on synthetic run folders (no
+"""make test: scripts/torch/tradeoff.py, tradeoff_procs.py, steps_from.py and relocation.py on synthetic run folders (no
 torch, no GPU)."""
 import csv
 import io
@@ -163,6 +163,30 @@ with tempfile.TemporaryDirectory() as run:
     renders("plan_steps.gp", run, p.stdout, "planned torch")
     p = subprocess.run(sf + ["--per-step"], capture_output=True, text=True)
     check("steps_from --per-step without --workload: exit 2", p.returncode == 2, (p.returncode, p.stderr))
+
+# --- relocation.py: the reclaim budget and hidden relocation, from the processes' logs ------
+with tempfile.TemporaryDirectory() as run:
+    logs = os.path.join(run, "logs")
+    os.makedirs(logs)
+    rl = [sys.executable, os.path.join(HERE, "relocation.py"), run]
+    write(logs, "r1.ckpt.torch.json", workload="ckpt", allocator="torch", status="ok")
+    p = subprocess.run(rl, capture_output=True, text=True)
+    check("relocation: no process reports a budget: exit 1, said", p.returncode == 1 and "no process" in p.stderr,
+          (p.returncode, p.stderr))
+    for r, (ppm, hidden, exposed) in enumerate([(8000, 900, 0), (8000, 1100, 2), (16000, 500, 40)]):
+        write(logs, f"r{r}.ckpt.idle.json", workload="ckpt", allocator="idle", status="ok", budget_ppm=ppm,
+              relocation_maps_hidden=hidden, relocation_maps_exposed=exposed)
+    write(logs, "r9.ckpt.idle.json", workload="ckpt", allocator="idle", status="failed", budget_ppm=250000,
+          relocation_maps_hidden=0, relocation_maps_exposed=999)
+    p = subprocess.run(rl, capture_output=True, text=True)
+    got = list(csv.DictReader(io.StringIO(p.stdout)))
+    r = got[0] if len(got) == 1 else {}
+    check("relocation: medians and ranges over the ok processes, PyTorch's and failed ones left out",
+          p.returncode == 0 and r.get("processes") == "3" and r.get("budget_median") == "0.008"
+          and r.get("budget_max") == "0.016" and r.get("hidden_median") == "900" and r.get("exposed_max") == "40"
+          and r.get("hidden_share") == f"{2500 / 2542:.4f}", (p.returncode, p.stderr, got))
+    p = subprocess.run([sys.executable, os.path.join(HERE, "relocation.py"), logs], capture_output=True, text=True)
+    check("relocation: a folder without logs/: exit 2", p.returncode == 2, (p.returncode, p.stderr))
 
 print(f"{'FAILED' if failed else 'passed'}: test_tradeoff, {checks - failed} passed, {failed} failed, {skipped} skipped")
 sys.exit(1 if failed else 0)

@@ -1,0 +1,71 @@
+#!/usr/bin/env python3
+"""Where expandable's reclaim budget ended, and whether its relocation was hidden, per
+workload and allocator of a torch-bench run (lib/caching/budget.c, raise=idle):
+
+    python3 scripts/torch/relocation.py RUNDIR > relocation.csv
+
+Reads RUNDIR/logs/*.json (one per process; bench.py records budget_ppm,
+relocation_maps_hidden and relocation_maps_exposed for vramlab caching SPECs) and writes
+CSV: per workload and allocator, the processes with these figures, the median and range
+over processes of the final budget, and of the relocating map calls per process whose
+stream still had queued work after them (hidden) or not (exposed), and the hidden share
+of all of them. Allocators without the figures (PyTorch's own) are left out. Exit 1
+when no process of the run has them (nothing to report), 2 on usage."""
+import csv
+import glob
+import json
+import os
+import statistics
+import sys
+
+FIELDS = ("workload", "allocator", "processes", "budget_median", "budget_min", "budget_max",
+          "hidden_median", "exposed_median", "exposed_min", "exposed_max", "hidden_share")
+
+
+def rows_of(rundir):
+    """{(workload, allocator): [json, ...]} for the processes that report a budget."""
+    groups = {}
+    for path in sorted(glob.glob(os.path.join(rundir, "logs", "*.json"))):
+        with open(path) as fh:
+            try:
+                d = json.load(fh)
+            except json.JSONDecodeError:
+                continue  # a process killed while writing: torch-bench reports it as failed
+        if d.get("status") != "ok" or d.get("budget_ppm") is None:
+            continue
+        groups.setdefault((d["workload"], d["allocator"]), []).append(d)
+    return groups
+
+
+def summarize(group):
+    budgets = [d["budget_ppm"] / 1e6 for d in group]
+    hidden = [d["relocation_maps_hidden"] for d in group]
+    exposed = [d["relocation_maps_exposed"] for d in group]
+    total = sum(hidden) + sum(exposed)
+    return dict(processes=len(group), budget_median=f"{statistics.median(budgets):.6g}",
+                budget_min=f"{min(budgets):.6g}", budget_max=f"{max(budgets):.6g}",
+                hidden_median=statistics.median(hidden), exposed_median=statistics.median(exposed),
+                exposed_min=min(exposed), exposed_max=max(exposed),
+                hidden_share=f"{sum(hidden) / total:.4f}" if total else "")
+
+
+def main(argv):
+    if len(argv) != 2 or argv[1].startswith("-"):
+        print("usage: relocation.py RUNDIR", file=sys.stderr)
+        return 2
+    if not os.path.isdir(os.path.join(argv[1], "logs")):
+        print(f"relocation: {argv[1]} has no logs/ folder (a torch-bench run folder?)", file=sys.stderr)
+        return 2
+    groups = rows_of(argv[1])
+    if not groups:
+        print(f"relocation: no process in {argv[1]}/logs reports a reclaim budget", file=sys.stderr)
+        return 1
+    w = csv.DictWriter(sys.stdout, FIELDS, lineterminator="\n")
+    w.writeheader()
+    for (workload, allocator), group in sorted(groups.items()):
+        w.writerow(dict(workload=workload, allocator=allocator, **summarize(group)))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
