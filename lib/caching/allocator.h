@@ -209,8 +209,13 @@ typedef struct vl_caching {
     double budget;
     int64_t budget_window_allocs, budget_window_maps, budget_window_high_water;
     /* Relocating map calls since open, by whether work queued on the stream before the
-     * reclaim was still running after them (hidden) or not (exposed); budget.c. */
+     * reclaim was still running after them (hidden) or not (exposed); budget.c. While a
+     * relocating grow maps, watch is its reclaim's batch (NULL: complete already) and
+     * watch_hidden counts its map calls made before that batch was seen complete. */
     int64_t relocation_maps_hidden, relocation_maps_exposed;
+    vl_cretire *watch;
+    int watching, watch_done;
+    int64_t watch_hidden;
     vl_caching_growth_fn on_growth; /* caching.h: told after every growth (NULL: nobody) */
     void *on_growth_ctx;
     char last_oom[1024];           /* the last OOM report as one line ("" if none) */
@@ -367,10 +372,15 @@ void vl_budget_init(vl_caching *c);
 /* A grow that had to reclaim made `maps` map calls: counts them, and raises the budget
  * when such calls exceed its rate limit over the window. */
 void vl_budget_relocated(vl_caching *c, int64_t maps);
-/* The same for a grow whose reclaim queued `waiting` (its batch, NULL when it completed
- * at once): with raise=idle, maps made while that batch's work was still running on the
- * GPU (their host time hidden behind it) are counted apart and do not raise the budget. */
-void vl_budget_relocated_after(vl_caching *c, int64_t maps, vl_cretire *waiting);
+/* A relocating grow's maps, watched: vl_budget_watch before them (batch: the one its
+ * reclaim queued, NULL when that completed at once), vl_budget_mapped after each map
+ * call (a map after which the batch's work was still running was hidden behind it),
+ * vl_budget_relocated_watched after the grow mapped `maps` in all: counts hidden and
+ * exposed maps, and raises the budget on all of them, or with raise=idle on the exposed
+ * ones only. */
+void vl_budget_watch(vl_caching *c, vl_cretire *batch);
+void vl_budget_mapped(vl_caching *c);
+void vl_budget_relocated_watched(vl_caching *c, int64_t maps);
 
 /* events.c */
 int vl_caching_record_use(vl_caching *c, void *ptr, vl_stream s);

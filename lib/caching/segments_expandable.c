@@ -173,6 +173,7 @@ static int map_range(vl_caching *c, vl_csegment *s, uintptr_t lo, size_t bytes, 
         if (rc == VL_DEV_OK) {
             span_mark(s, a, size, 1);
             a += size;
+            vl_budget_mapped(c);
             continue;
         }
         if (rc != VL_DEV_OOM) {
@@ -486,6 +487,7 @@ vl_cblock *vl_expandable_grow(vl_caching *c, vl_cpool *p, size_t rounded, int *r
         return NULL;
     }
     int64_t maps_before = c->st.device_allocs;
+    if (reclaimed) vl_budget_watch(c, waiting);
     int mrc = map_range(c, best.u->seg, best.lo, best.bytes, &lend);
     if (mrc == VL_DEV_OOM && c->cfg.reclaim >= 0 &&
         reclaim_under_pressure(c, best.bytes, best.u->prev, best.u->next) > 0) {
@@ -497,15 +499,17 @@ vl_cblock *vl_expandable_grow(vl_caching *c, vl_cpool *p, size_t rounded, int *r
             *rc = VL_DEV_ERROR;
             return NULL;
         }
-        mrc = map_range(c, best.u->seg, best.lo, best.bytes, NULL); /* the batch was drained */
-        waiting = NULL;
+        maps_before = c->st.device_allocs; /* the first try's maps were undone */
+        if (reclaimed) vl_budget_watch(c, NULL); /* the batch was drained */
+        mrc = map_range(c, best.u->seg, best.lo, best.bytes, NULL);
     }
+    c->watching = 0;
     if (mrc != VL_DEV_OK) {
         put_headers(c, pieces, npieces);
         *rc = mrc;
         return NULL;
     }
-    if (reclaimed) vl_budget_relocated_after(c, c->st.device_allocs - maps_before, waiting);
+    if (reclaimed) vl_budget_relocated_watched(c, c->st.device_allocs - maps_before);
     if (c->spare_bytes > 0) vl_release_spares(c, vl_release_spare_cap(c));
     /* Cut the unmapped block into [unmapped][mapped, now FREE][unmapped]. */
     vl_csegment *s = best.u->seg;
