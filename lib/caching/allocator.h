@@ -156,7 +156,6 @@ typedef struct vl_caching_config {
     size_t span;           /* expandable: most bytes one map call covers (spans.h); 0: one chunk */
     double reclaim;        /* expandable: reserved cap above peak allocated (fraction); < 0 off */
     double reclaim_max;    /* expandable: the most the budget rises to when reclaim churns (budget.c) */
-    int raise_idle;        /* expandable, raise=idle: only relocation the stream's queued work did not hide raises it */
     int split_toward_hole; /* expandable, split=hole: a remainder goes next to an unmapped hole before the block */
     int pack;              /* expandable with pack=1 (0 for classic): lowest of a few fits; idle ranges laid out again */
     int oom_report;        /* print the OOM report to stderr */
@@ -376,8 +375,7 @@ void vl_budget_relocated(vl_caching *c, int64_t maps);
  * reclaim queued, NULL when that completed at once), vl_budget_mapped after each map
  * call (a map after which the batch's work was still running was hidden behind it),
  * vl_budget_relocated_watched after the grow mapped `maps` in all: counts hidden and
- * exposed maps, and raises the budget on all of them, or with raise=idle on the exposed
- * ones only. */
+ * exposed maps (a diagnostic), then vl_budget_relocated(maps). */
 void vl_budget_watch(vl_caching *c, vl_cretire *batch);
 void vl_budget_mapped(vl_caching *c);
 void vl_budget_relocated_watched(vl_caching *c, int64_t maps);

@@ -50,11 +50,6 @@ static const vl_opt caching_options[] = {
              "workload whose free memory does not fit its next requests stops unmapping and mapping the "
              "same memory every step and pays in waste instead (lib/caching/README.md); at most "
              "reclaim: a fixed budget"},
-    {.name = "raise", .kind = VL_OPT_ENUM, .default_value = "any", .choices = "any|idle",
-     .help = "expandable: which relocation raises the reclaim budget: any = every map call made "
-             "while reclaiming; idle = only those made after the work queued before the reclaim "
-             "had completed (the GPU waited for them), so that relocation hidden behind queued "
-             "work keeps the budget, and the waste, low (lib/caching/budget.c)"},
     {.name = "split", .kind = VL_OPT_ENUM, .default_value = "hole", .choices = "low|hole",
      .help = "expandable: where a split block's remainder goes: low = after the request (as PyTorch); "
              "hole = before it when the block follows an unmapped hole, so a later, larger request "
@@ -97,7 +92,6 @@ static int caching_open(vl_allocator *a, const vl_spec *spec, char *err, size_t 
     cfg.oom_report = vl_spec_bool(spec, "oom_report");
     cfg.reclaim = vl_spec_double(spec, "reclaim");
     cfg.reclaim_max = vl_spec_double(spec, "reclaim_max");
-    cfg.raise_idle = vl_spec_choice(spec, "raise") == 1;
     cfg.split_toward_hole = vl_spec_choice(spec, "split") == 1;
     cfg.pack = cfg.expandable && vl_spec_bool(spec, "pack"); /* classic segments have nothing to pack */
     cfg.park = vl_spec_bool(spec, "park") && !cfg.pack; /* pack=1 lays an idle stream out at its last free */

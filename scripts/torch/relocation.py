@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Where expandable's reclaim budget ended, and whether its relocation was hidden, per
-workload and allocator of a torch-bench run (lib/caching/budget.c, raise=idle):
+workload and allocator of a torch-bench run (lib/caching/budget.c):
 
     python3 scripts/torch/relocation.py RUNDIR > relocation.csv
 
