@@ -16,7 +16,7 @@
  * bench/vmm_wait). After each map call, the event of the batch the reclaim queued tells
  * whether the work queued before the reclaim was still running (that map was hidden
  * behind it) or done (exposed). Raising on exposed maps only was tried (raise=idle, at
- * a128798) and dropped: live on the zoo the hidden share, 0-65% by workload, did not
+ * a128798) and dropped: live on the zoo the hidden share, which varied by workload, did not
  * separate the workloads where the tight budget was cheap from those where it was not
  * (lib/caching/README.md). On the simulated device with events=immediate every batch
  * is complete, so every relocation is exposed there.
