@@ -61,6 +61,12 @@ void vl_budget_watch(vl_caching *c, vl_cretire *batch)
     c->watch_hidden = 0;
 }
 
+void vl_budget_unwatch(vl_caching *c)
+{
+    c->watching = 0;
+    c->watch = NULL; /* the batch may be drained and freed from here on */
+}
+
 void vl_budget_mapped(vl_caching *c)
 {
     if (!c->watching) return;
@@ -73,8 +79,7 @@ void vl_budget_mapped(vl_caching *c)
 void vl_budget_relocated_watched(vl_caching *c, int64_t maps)
 {
     int64_t hidden = c->watch_hidden < maps ? c->watch_hidden : maps;
-    c->watching = 0;
-    c->watch = NULL;
+    vl_budget_unwatch(c);
     c->relocation_maps_hidden += hidden;
     c->relocation_maps_exposed += maps - hidden;
     vl_budget_relocated(c, maps);

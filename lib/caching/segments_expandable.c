@@ -489,6 +489,7 @@ vl_cblock *vl_expandable_grow(vl_caching *c, vl_cpool *p, size_t rounded, int *r
     int64_t maps_before = c->st.device_allocs;
     if (reclaimed) vl_budget_watch(c, waiting);
     int mrc = map_range(c, best.u->seg, best.lo, best.bytes, &lend);
+    vl_budget_unwatch(c); /* before anything drains the batch it watched */
     if (mrc == VL_DEV_OOM && c->cfg.reclaim >= 0 &&
         reclaim_under_pressure(c, best.bytes, best.u->prev, best.u->next) > 0) {
         put_headers(c, pieces, npieces);
@@ -499,11 +500,10 @@ vl_cblock *vl_expandable_grow(vl_caching *c, vl_cpool *p, size_t rounded, int *r
             *rc = VL_DEV_ERROR;
             return NULL;
         }
-        maps_before = c->st.device_allocs; /* the first try's maps were undone */
         if (reclaimed) vl_budget_watch(c, NULL); /* the batch was drained */
         mrc = map_range(c, best.u->seg, best.lo, best.bytes, NULL);
+        vl_budget_unwatch(c);
     }
-    c->watching = 0;
     if (mrc != VL_DEV_OK) {
         put_headers(c, pieces, npieces);
         *rc = mrc;
