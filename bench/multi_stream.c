@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bench/calls.h"
 #include "bench/streams.h"
 #include "clock.h"
 #include "cuda/gpu.h"
@@ -123,7 +124,7 @@ int main(int argc, char **argv)
                                  "cudaDeviceSynchronize; alloc_ns: host time of each alloc call (last repetition)");
     char c1[256], c2[256], header[1024];
     snprintf(header, sizeof header,
-             "pattern,streams,size_bytes,kernel_us,kernels,%s,ideal_kernels_per_s,%s,ooms",
+             "pattern,streams,size_bytes,kernel_us,kernels,%s,ideal_kernels_per_s,%s,ooms," VL_BENCH_CALL_COLUMNS,
              vl_summary_columns("kernels", "per_s", c1, sizeof c1), vl_summary_columns("alloc", "ns", c2, sizeof c2));
     vl_csv_header(p.csv, header);
 
@@ -134,14 +135,19 @@ int main(int argc, char **argv)
             size_t ooms = 0;
             run_once(&p, streams.s, n, cross, alloc_ns, &ooms); /* warm-up: pools grow, caches fill */
             ooms = 0;
+            vl_alloc_stats before, after; /* the timed repetitions' device calls */
+            vl_alloc_stats_get(p.alloc, &before);
             for (int64_t r = 0; r < reps; r++)
                 kps[r] = (double)(iters * n) / (run_once(&p, streams.s, n, cross, alloc_ns, &ooms) / 1e9);
+            vl_alloc_stats_get(p.alloc, &after);
+            char calls[160];
             vl_summary ks = vl_summarize(kps, (size_t)reps);
             vl_summary as = vl_summarize(alloc_ns, (size_t)(iters * n));
             double ideal = kernel_us > 0 ? n * 1e6 / kernel_us : 0;
-            vl_csv_row(p.csv, "%s,%d,%llu,%.1f,%lld,%s,%.1f,%s,%zu", cross ? "cross" : "own", n,
+            vl_csv_row(p.csv, "%s,%d,%llu,%.1f,%lld,%s,%.1f,%s,%zu,%s", cross ? "cross" : "own", n,
                        (unsigned long long)block_size, kernel_us, (long long)(iters * n),
-                       vl_summary_values(&ks, c1, sizeof c1), ideal, vl_summary_values(&as, c2, sizeof c2), ooms);
+                       vl_summary_values(&ks, c1, sizeof c1), ideal, vl_summary_values(&as, c2, sizeof c2), ooms,
+                       vl_bench_call_values(&before, &after, 2.0 * (double)(reps * iters * n), calls, sizeof calls));
         }
     }
     /* The allocator may hold blocks tied to these streams: close it before them. */

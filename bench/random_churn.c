@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bench/calls.h"
 #include "bench/peaks.h"
 #include "clock.h"
 #include "exitcodes.h"
@@ -124,6 +125,8 @@ int main(int argc, char **argv)
     vl_alloc_reset_peaks(p.alloc);
     size_t warm_ooms = c.ooms;
     c.allocs = c.frees = c.ooms = 0;
+    vl_alloc_stats before;
+    vl_alloc_stats_get(p.alloc, &before);
     c.alloc_ns = alloc_ns;
     c.free_ns = free_ns;
     /* The timed steps run in batches: the spread of ns/op across batches is what
@@ -156,22 +159,23 @@ int main(int argc, char **argv)
     p.dev->ops->synchronize(p.dev);
 
     vl_summary as = vl_summarize(alloc_ns, timed_allocs), fs = vl_summarize(free_ns, timed_frees);
-    char c1[256], c2[256], c3[256], header[1024], peaks[256];
+    char c1[256], c2[256], c3[256], header[1024], peaks[256], calls[160];
     vl_csv_meta(p.csv, "timing", "host monotonic clock around each call; ns_per_op = wall time (incl. a final "
                                  "device synchronize) / ops");
     vl_csv_meta(p.csv, "live_cap_bytes", "%llu", (unsigned long long)c.cap_bytes);
     vl_csv_meta(p.csv, "warmup_ooms", "%zu", warm_ooms);
     snprintf(header, sizeof header,
              "simulated,dist,min_size_bytes,max_size_bytes,slots,alloc_prob,ops,allocs,frees,ooms,ns_per_op,%s,%s,%s,"
-             VL_BENCH_PEAK_COLUMNS,
+             VL_BENCH_PEAK_COLUMNS "," VL_BENCH_CALL_COLUMNS,
              vl_summary_columns("batch_op", "ns", c3, sizeof c3), vl_summary_columns("alloc", "ns", c1, sizeof c1),
              vl_summary_columns("free", "ns", c2, sizeof c2));
     vl_csv_header(p.csv, header);
-    vl_csv_row(p.csv, "%d,%s,%llu,%llu,%lld,%.3f,%lld,%zu,%zu,%zu,%.1f,%s,%s,%s,%s", p.dev->simulated,
+    vl_csv_row(p.csv, "%d,%s,%llu,%llu,%lld,%.3f,%lld,%zu,%zu,%zu,%.1f,%s,%s,%s,%s,%s", p.dev->simulated,
                dist_name, (unsigned long long)min_size, (unsigned long long)max_size, (long long)slots, alloc_prob,
                (long long)ops, timed_allocs, timed_frees, c.ooms, wall_ns / (double)ops, vl_summary_values(&bs, c3, sizeof c3),
                vl_summary_values(&as, c1, sizeof c1), vl_summary_values(&fs, c2, sizeof c2),
-               vl_bench_peak_values(&st, peaks, sizeof peaks));
+               vl_bench_peak_values(&st, peaks, sizeof peaks),
+               vl_bench_call_values(&before, &st, (double)(timed_allocs + timed_frees), calls, sizeof calls));
     free(c.live);
     free(alloc_ns);
     free(free_ns);

@@ -32,6 +32,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bench/calls.h"
 #include "bench/peaks.h"
 #include "caching/caching.h"
 #include "caching/plan.h"
@@ -442,7 +443,7 @@ int main(int argc, char **argv)
     int planned = vl_caching_plan_info(p.alloc, &plan) == 0; /* plan=1: what the plan did, per pass */
     snprintf(header, sizeof header,
              "pass,ops,allocs,frees,ooms,frees_after_oom,wall_ms,ops_per_s,%s,%s," VL_BENCH_PEAK_COLUMNS
-             ",segments,device_allocs%s",
+             ",segments,device_allocs," VL_BENCH_CALL_COLUMNS "%s",
              vl_summary_columns("alloc", "ns", acols, sizeof acols), vl_summary_columns("free", "ns", fcols, sizeof fcols),
              planned ? PLAN_COLUMNS : "");
     vl_csv_header(p.csv, header);
@@ -452,21 +453,25 @@ int main(int argc, char **argv)
         return end_run(&p, &r, &streams, is_default, VL_EXIT_FAIL);
     }
 
+    vl_alloc_stats before; /* the device calls of each pass: since the one before */
+    vl_alloc_stats_get(p.alloc, &before);
     for (int64_t pass = 1; pass <= passes; pass++) {
         gl.pass = pass;
         vl_replay_pass rp;
         vl_replay_pass_run(&r, &rp);
-        char avals[256], fvals[256], peaks[256], seg[32], dal[32], rate[32];
+        char avals[256], fvals[256], peaks[256], seg[32], dal[32], rate[32], calls[160];
         size_t ops = rp.allocs + rp.frees;
         char planv[320] = "";
         if (planned) plan_values(&p, planv, sizeof planv);
-        vl_csv_row(p.csv, "%lld,%zu,%zu,%zu,%zu,%zu,%.3f,%s,%s,%s,%s,%s,%s%s", (long long)pass, ops, rp.allocs,
+        vl_csv_row(p.csv, "%lld,%zu,%zu,%zu,%zu,%zu,%.3f,%s,%s,%s,%s,%s,%s,%s%s", (long long)pass, ops, rp.allocs,
                    rp.frees, rp.ooms, rp.frees_after_oom, rp.wall_ns / 1e6,
                    vl_csv_f64(vl_rate((double)ops, rp.wall_ns / 1e9), 1, rate, sizeof rate),
                    vl_summary_values(&rp.alloc_ns, avals, sizeof avals),
                    vl_summary_values(&rp.free_ns, fvals, sizeof fvals),
                    vl_bench_peak_values(&rp.stats, peaks, sizeof peaks), vl_csv_i64(rp.stats.segments, seg, sizeof seg),
-                   vl_csv_i64(rp.stats.device_allocs, dal, sizeof dal), planv);
+                   vl_csv_i64(rp.stats.device_allocs, dal, sizeof dal),
+                   vl_bench_call_values(&before, &rp.stats, (double)ops, calls, sizeof calls), planv);
+        before = rp.stats;
     }
 
     vl_replay_destroy(&r);

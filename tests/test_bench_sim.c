@@ -2,7 +2,9 @@
  *   - bench/random_churn: its counts and latency columns describe the timed steps only
  *     (each step allocates or frees at most once);
  *   - bench/alloc_latency --beyond-device: the request larger than the device is refused
- *     every time, in a row of its own.
+ *     every time, in a row of its own;
+ *   - the device-call columns (lib/bench/calls.h) of random_churn and replay count the
+ *     measured stretch only.
  * Under SAN=1 the programs of the same build run under ASan, so a write past one of their
  * per-step arrays fails the run. */
 #include <setjmp.h>
@@ -96,6 +98,29 @@ static void test_counts_and_latencies_cover_timed_steps_only(void **state)
     assert_true(column(&row, "free_max_ns") < 1e12);
 }
 
+/* The device-call columns count the timed stretch only: a warm cache maps nothing there,
+ * a cold one does, and the rate is per 1,000 of the timed operations. */
+static void test_device_calls_cover_timed_steps_only(void **state)
+{
+    (void)state;
+    csv_row warm, cold;
+    const char *common = "--device sim --alloc caching --slots 64 --min-size 1MiB --max-size 1MiB --ops 2000";
+    char args[256];
+    snprintf(args, sizeof args, "%s --warmup-ops 20000", common);
+    assert_int_equal(run_program("random_churn", args, &warm), 0);
+    snprintf(args, sizeof args, "%s --warmup-ops 0", common);
+    assert_int_equal(run_program("random_churn", args, &cold), 0);
+    assert_true(column(&warm, "map_calls") == 0);
+    assert_true(column(&cold, "map_calls") > 0);
+    assert_true(column(&cold, "maps_per_kop") == 1000.0 * column(&cold, "map_calls") / column(&cold, "ops"));
+    /* replay, one pass: the pass's map calls are all the allocator made. */
+    csv_row pass;
+    assert_int_equal(run_program("replay", "--device sim --alloc caching:segments=expandable,span=0 --passes 1 "
+                                           "--trace tests/fixtures/traces/resnet50.tiny.csv", &pass), 0);
+    assert_true(column(&pass, "map_calls") > 0);
+    assert_true(column(&pass, "map_calls") == column(&pass, "device_allocs"));
+}
+
 /* The last row is the request beyond the device: refused on every call, by both segment
  * policies, and the allocator kept working (the program went on and exited 0). */
 static void test_request_beyond_device_refused_every_time(void **state)
@@ -127,6 +152,7 @@ int main(int argc, char **argv)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_counts_and_latencies_cover_timed_steps_only),
         cmocka_unit_test(test_request_beyond_device_refused_every_time),
+        cmocka_unit_test(test_device_calls_cover_timed_steps_only),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
