@@ -212,9 +212,15 @@ typedef struct vl_caching {
      * relocating grow maps, watch is its reclaim's batch (NULL: complete already) and
      * watch_hidden counts its map calls made before that batch was seen complete. */
     int64_t relocation_maps_hidden, relocation_maps_exposed;
+    /* Host time in those map calls (monotonic clock), and the part after the batch was
+     * seen complete: what the GPU can have waited for. watch_start_ns: when the watched
+     * maps began; watch_exposed_ns: the last look at the batch while it ran, then (once it
+     * is seen complete) where the exposed time starts. */
+    int64_t relocation_map_ns, relocation_exposed_ns;
     vl_cretire *watch;
     int watching, watch_done;
     int64_t watch_hidden;
+    uint64_t watch_start_ns, watch_exposed_ns;
     vl_caching_growth_fn on_growth; /* caching.h: told after every growth (NULL: nobody) */
     void *on_growth_ctx;
     char last_oom[1024];           /* the last OOM report as one line ("" if none) */

@@ -23,6 +23,7 @@
  * Invariants: cfg.reclaim <= budget <= max(cfg.reclaim, cfg.reclaim_max);
  * budget_window_allocs <= st.allocs. */
 #include "caching/allocator.h"
+#include "clock.h"
 
 #define VL_BUDGET_WINDOW 1024          /* allocations */
 #define VL_BUDGET_MAPS_PER_WINDOW 10   /* relocating map calls allowed in one window */
@@ -59,21 +60,32 @@ void vl_budget_watch(vl_caching *c, vl_cretire *batch)
     c->watch = batch;
     c->watch_done = !batch || !batch->event;
     c->watch_hidden = 0;
+    c->watch_start_ns = c->watch_exposed_ns = vl_now_ns();
 }
 
 void vl_budget_unwatch(vl_caching *c)
 {
+    if (c->watching) {
+        uint64_t now = vl_now_ns();
+        c->relocation_map_ns += (int64_t)(now - c->watch_start_ns);
+        if (c->watch_done) c->relocation_exposed_ns += (int64_t)(now - c->watch_exposed_ns);
+    }
     c->watching = 0;
     c->watch = NULL; /* the batch may be drained and freed from here on */
 }
 
 void vl_budget_mapped(vl_caching *c)
 {
-    if (!c->watching) return;
+    if (!c->watching || c->watch_done) return;
     /* One query per map call (well under a microsecond against tens for the map); a
-     * failed query (< 0) counts as complete: the batch's processing records it. */
-    if (!c->watch_done) c->watch_done = c->dev->ops->event_query(c->dev, c->watch->event) != 0;
-    if (!c->watch_done) c->watch_hidden++;
+     * failed query (< 0) counts as complete: the batch's processing records it. The map
+     * that first finds it complete may have run partly after it: from that map's start
+     * (the previous look) on, the time counts as exposed. */
+    c->watch_done = c->dev->ops->event_query(c->dev, c->watch->event) != 0;
+    if (!c->watch_done) { /* found complete: watch_exposed_ns stays at the previous look */
+        c->watch_hidden++;
+        c->watch_exposed_ns = vl_now_ns();
+    }
 }
 
 void vl_budget_relocated_watched(vl_caching *c, int64_t maps)

@@ -31,11 +31,13 @@ int vl_caching_plan_info(vl_allocator *a, struct vl_plan_info *out);
 
 /* The expandable reclaim budget (caching/budget.c): its value now, and the map calls
  * grows made while reclaiming since open, split by whether the work queued before the
- * reclaim was still running after them (hidden) or had completed (exposed). 0 with *out
- * filled, -1 when a is not a caching allocator. */
+ * reclaim was still running after them (hidden) or had completed (exposed), with the
+ * host time in those calls and its exposed part (from the call that found the work
+ * complete on). 0 with *out filled, -1 when a is not a caching allocator. */
 typedef struct vl_budget_info {
     double budget;
     int64_t relocation_maps_hidden, relocation_maps_exposed;
+    int64_t relocation_map_ns, relocation_exposed_ns;
 } vl_budget_info;
 int vl_caching_budget_info(vl_allocator *a, vl_budget_info *out);
 

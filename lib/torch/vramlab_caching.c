@@ -343,6 +343,8 @@ int64_t vl_torch_stat(int device, const char *name)
         if (strcmp(name, "budget_ppm") == 0) return (int64_t)(info.budget * 1e6 + 0.5);
         if (strcmp(name, "relocation_maps_hidden") == 0) return info.relocation_maps_hidden;
         if (strcmp(name, "relocation_maps_exposed") == 0) return info.relocation_maps_exposed;
+        if (strcmp(name, "relocation_map_ns") == 0) return info.relocation_map_ns;
+        if (strcmp(name, "relocation_exposed_ns") == 0) return info.relocation_exposed_ns;
         return VL_UNKNOWN;
     }
     if (strcmp(name, "alloc_ns") == 0 || strcmp(name, "free_ns") == 0) {

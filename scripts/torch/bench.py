@@ -362,8 +362,8 @@ def worker(args):
     if plugin is not None and not pair:  # plan=1: what the plan did (absent for other SPECs)
         out.update({k: v for k in ("plan_served", "plan_activations", "plan_ends") if (v := stat(k)) is not None})
         # the reclaim budget (lib/caching/budget.c): where it ended, and whether relocation was hidden
-        out.update({k: v for k in ("budget_ppm", "relocation_maps_hidden", "relocation_maps_exposed")
-                    if (v := stat(k)) is not None})
+        out.update({k: v for k in ("budget_ppm", "relocation_maps_hidden", "relocation_maps_exposed",
+                                   "relocation_map_ns", "relocation_exposed_ns") if (v := stat(k)) is not None})
     try:
         v = torch._C._cuda_getDriverVersion()
         out["driver_cuda"] = f"{v // 1000}.{v % 1000 // 10}"

@@ -8,8 +8,10 @@ Reads RUNDIR/logs/*.json (one per process; bench.py records budget_ppm,
 relocation_maps_hidden and relocation_maps_exposed for vramlab caching SPECs) and writes
 CSV: per workload and allocator, the processes with these figures, the median and range
 over processes of the final budget, and of the relocating map calls per process whose
-stream still had queued work after them (hidden) or not (exposed), and the hidden share
-of all of them. Allocators without the figures (PyTorch's own) are left out. Exit 1
+stream still had queued work after them (hidden) or not (exposed), the hidden share of
+all of them, and (where the processes recorded relocation_map_ns and
+relocation_exposed_ns) the host time in those calls and its exposed part as shares of
+the time in steps (steps_s; warm-up included), medians over processes. Allocators without the figures (PyTorch's own) are left out. Exit 1
 when no process of the run has them (nothing to report), 2 on usage."""
 import csv
 import glob
@@ -19,7 +21,8 @@ import statistics
 import sys
 
 FIELDS = ("workload", "allocator", "processes", "budget_median", "budget_min", "budget_max",
-          "hidden_median", "exposed_median", "exposed_min", "exposed_max", "hidden_share")
+          "hidden_median", "exposed_median", "exposed_min", "exposed_max", "hidden_share",
+          "map_time_share", "exposed_time_share")
 
 
 def rows_of(rundir):
@@ -42,11 +45,17 @@ def summarize(group):
     hidden = [d["relocation_maps_hidden"] for d in group]
     exposed = [d["relocation_maps_exposed"] for d in group]
     total = sum(hidden) + sum(exposed)
+
+    def time_share(key):
+        shares = [d[key] / 1e9 / d["steps_s"] for d in group if d.get(key) is not None and d.get("steps_s")]
+        return f"{statistics.median(shares):.4f}" if len(shares) == len(group) else ""
+
     return dict(processes=len(group), budget_median=f"{statistics.median(budgets):.6g}",
                 budget_min=f"{min(budgets):.6g}", budget_max=f"{max(budgets):.6g}",
                 hidden_median=statistics.median(hidden), exposed_median=statistics.median(exposed),
                 exposed_min=min(exposed), exposed_max=max(exposed),
-                hidden_share=f"{sum(hidden) / total:.4f}" if total else "")
+                hidden_share=f"{sum(hidden) / total:.4f}" if total else "",
+                map_time_share=time_share("relocation_map_ns"), exposed_time_share=time_share("relocation_exposed_ns"))
 
 
 def main(argv):
