@@ -337,7 +337,7 @@ int64_t vl_torch_stat(int device, const char *name)
         if (strcmp(name, "plan_ends") == 0) return (int64_t)info.ends;
         return VL_UNKNOWN;
     }
-    if (strncmp(name, "budget_", 7) == 0 || strncmp(name, "relocation_maps_", 16) == 0) { /* caching/budget.c */
+    if (strncmp(name, "budget_", 7) == 0 || strncmp(name, "relocation_", 11) == 0) { /* caching/budget.c */
         vl_budget_info info;
         if (vl_caching_budget_info(a, &info) != 0) return VL_UNKNOWN;
         if (strcmp(name, "budget_ppm") == 0) return (int64_t)(info.budget * 1e6 + 0.5);
