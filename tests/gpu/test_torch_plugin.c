@@ -193,6 +193,12 @@ static void test_concurrent_first_use_opens_one_allocator(void **state)
     for (int i = 0; i < THREADS; i++) vl_free(ptrs[i], 4096, 0, NULL);
     assert_int_equal(vl_torch_stat(0, "frees"), THREADS);
     assert_int_equal(vl_torch_stat(0, "allocated_bytes"), 0);
+    /* The reclaim budget's figures are known for a caching SPEC, every name of them. */
+    const char *budget_stats[] = {"budget_ppm", "relocation_maps_hidden", "relocation_maps_exposed",
+                                  "relocation_map_ns", "relocation_exposed_ns"};
+    for (size_t i = 0; i < sizeof budget_stats / sizeof *budget_stats; i++)
+        assert_true(vl_torch_stat(0, budget_stats[i]) >= 0);
+    assert_int_equal(vl_torch_stat(0, "relocation_nonsense"), -1);
 }
 
 static void test_memory_round_trips_and_stats_add_up(void **state)
