@@ -22,7 +22,7 @@
 #include "program.h"
 #include "stats.h"
 
-static int reps = 30;
+static int64_t reps = 30;
 static double kernel_us = 20000;
 
 static const vl_cli_opt options[] = {
@@ -107,15 +107,15 @@ int main(int argc, char **argv)
             double warm_us;
             int warm_done;
             failed = one(d, streams.s[k], call, va, chunk, &warm_us, &warm_done) != 0; /* warm-up */
-            for (int r = 0; r < reps && !failed; r++) {
+            for (int64_t r = 0; r < reps && !failed; r++) {
                 int done = 0;
                 failed = one(d, streams.s[k], call, va, chunk, &us[r], &done) != 0;
                 done_count += done;
             }
             if (failed) break;
             vl_summary sum = vl_summarize(us, (size_t)reps);
-            vl_csv_row(p.csv, "%s,%s,%zu,%.0f,%d,%s,%d", call_names[call], k ? "legacy_default" : "non_blocking", chunk,
-                       kernel_us, reps, vl_summary_values(&sum, vals, sizeof vals), done_count);
+            vl_csv_row(p.csv, "%s,%s,%zu,%.0f,%lld,%s,%d", call_names[call], k ? "legacy_default" : "non_blocking", chunk,
+                       kernel_us, (long long)reps, vl_summary_values(&sum, vals, sizeof vals), done_count);
         }
     }
     if (failed) fprintf(stderr, "vmm_wait: a device call failed (above); the table stops there\n");
