@@ -88,6 +88,9 @@ static void test_relocation_is_counted_hidden_only_behind_queued_work(void **sta
     assert_true(idle.info.relocation_exposed_ns == idle.info.relocation_map_ns);
     assert_true(busy.info.relocation_map_ns > 0);
     assert_int_equal(busy.info.relocation_exposed_ns, 0);
+    /* The retired chunks were unmapped once their batches completed, in both. */
+    assert_true(idle.info.relocation_unmap_ns > 0);
+    assert_true(busy.info.relocation_unmap_ns > 0);
 }
 
 VL_TEST_MAIN(cmocka_unit_test(test_relocating_every_step_raises_the_budget_and_the_waste),

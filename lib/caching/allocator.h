@@ -217,6 +217,7 @@ typedef struct vl_caching {
      * maps began; watch_exposed_ns: the last look at the batch while it ran, then (once it
      * is seen complete) where the exposed time starts. */
     int64_t relocation_map_ns, relocation_exposed_ns;
+    int64_t relocation_unmap_ns; /* host time unmapping retired chunks once their batch completed (release.c) */
     vl_cretire *watch;
     int watching, watch_done;
     int64_t watch_hidden;

@@ -344,7 +344,7 @@ int vl_caching_budget_info(vl_allocator *a, vl_budget_info *out)
     vl_caching *c = impl(a);
     vl_lock_acquire(&c->lock);
     *out = (vl_budget_info){c->budget, c->relocation_maps_hidden, c->relocation_maps_exposed, c->relocation_map_ns,
-                            c->relocation_exposed_ns};
+                            c->relocation_exposed_ns, c->relocation_unmap_ns};
     vl_lock_release(&c->lock);
     return 0;
 }

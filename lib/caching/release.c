@@ -45,6 +45,7 @@
  * the stream that maps, are lent, and only to that mapping. */
 #include "caching/allocator.h"
 #include "caching/chunks.h"
+#include "clock.h"
 
 
 /* Spare lists by size class: list k holds sizes in [2^k, 2^(k+1)). */
@@ -269,7 +270,10 @@ void vl_release_process(vl_caching *c, int all)
         vl_cblock *blocks = r->blocks;
         size_t lent = r->lent; /* lent_bytes goes down chunk by chunk as they are unmapped */
         vl_slab_put(&c->nodes, r);
+        /* The stream-ordered unmaps of relocation (drains, all = 1, are trim and pressure). */
+        uint64_t t0 = all ? 0 : vl_now_ns();
         finish_batch(c, blocks, !all, lent);
+        if (!all) c->relocation_unmap_ns += (int64_t)(vl_now_ns() - t0);
     }
     if (!all && c->spare_bytes > 0) vl_release_spares(c, vl_release_spare_cap(c));
 }

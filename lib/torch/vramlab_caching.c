@@ -345,6 +345,7 @@ int64_t vl_torch_stat(int device, const char *name)
         if (strcmp(name, "relocation_maps_exposed") == 0) return info.relocation_maps_exposed;
         if (strcmp(name, "relocation_map_ns") == 0) return info.relocation_map_ns;
         if (strcmp(name, "relocation_exposed_ns") == 0) return info.relocation_exposed_ns;
+        if (strcmp(name, "relocation_unmap_ns") == 0) return info.relocation_unmap_ns;
         return VL_UNKNOWN;
     }
     if (strcmp(name, "alloc_ns") == 0 || strcmp(name, "free_ns") == 0) {

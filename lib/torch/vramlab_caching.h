@@ -67,7 +67,7 @@ size_t vl_torch_trim(int device);
  * VRAMLAB_TIME=1 was set when the first allocator opened; "plan_served",
  * "plan_activations", "plan_ends" for a caching SPEC with plan=1; "budget_ppm" (the
  * reclaim budget now, in millionths), "relocation_maps_hidden", "relocation_maps_exposed",
- * "relocation_map_ns", "relocation_exposed_ns" for a caching SPEC (lib/caching/caching.h: vl_budget_info). A name prefixed "b." is
+ * "relocation_map_ns", "relocation_exposed_ns", "relocation_unmap_ns" for a caching SPEC (lib/caching/caching.h: vl_budget_info). A name prefixed "b." is
  * allocator B's (paired mode). -1 when unknown, the device has no such allocator yet,
  * or the name is not a field. device must be >= 0. */
 int64_t vl_torch_stat(int device, const char *name);

@@ -363,7 +363,8 @@ def worker(args):
         out.update({k: v for k in ("plan_served", "plan_activations", "plan_ends") if (v := stat(k)) is not None})
         # the reclaim budget (lib/caching/budget.c): where it ended, and whether relocation was hidden
         out.update({k: v for k in ("budget_ppm", "relocation_maps_hidden", "relocation_maps_exposed",
-                                   "relocation_map_ns", "relocation_exposed_ns") if (v := stat(k)) is not None})
+                                   "relocation_map_ns", "relocation_exposed_ns", "relocation_unmap_ns")
+                    if (v := stat(k)) is not None})
     try:
         v = torch._C._cuda_getDriverVersion()
         out["driver_cuda"] = f"{v // 1000}.{v % 1000 // 10}"

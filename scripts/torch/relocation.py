@@ -10,8 +10,9 @@ CSV: per workload and allocator, the processes with these figures, the median an
 over processes of the final budget, and of the relocating map calls per process whose
 stream still had queued work after them (hidden) or not (exposed), the hidden share of
 all of them, and (where the processes recorded relocation_map_ns and
-relocation_exposed_ns) the host time in those calls and its exposed part as shares of
-the time in steps (steps_s; warm-up included), medians over processes. Allocators without the figures (PyTorch's own) are left out. Exit 1
+relocation_exposed_ns) the host time in those calls and its exposed part, and (with
+relocation_unmap_ns) the host time unmapping the retired chunks later, as shares of the
+time in steps (steps_s; warm-up included), medians over processes. Allocators without the figures (PyTorch's own) are left out. Exit 1
 when no process of the run has them (nothing to report), 2 on usage."""
 import csv
 import glob
@@ -22,7 +23,7 @@ import sys
 
 FIELDS = ("workload", "allocator", "processes", "budget_median", "budget_min", "budget_max",
           "hidden_median", "exposed_median", "exposed_min", "exposed_max", "hidden_share",
-          "map_time_share", "exposed_time_share")
+          "map_time_share", "exposed_time_share", "unmap_time_share")
 
 
 def rows_of(rundir):
@@ -55,7 +56,8 @@ def summarize(group):
                 hidden_median=statistics.median(hidden), exposed_median=statistics.median(exposed),
                 exposed_min=min(exposed), exposed_max=max(exposed),
                 hidden_share=f"{sum(hidden) / total:.4f}" if total else "",
-                map_time_share=time_share("relocation_map_ns"), exposed_time_share=time_share("relocation_exposed_ns"))
+                map_time_share=time_share("relocation_map_ns"), exposed_time_share=time_share("relocation_exposed_ns"),
+                unmap_time_share=time_share("relocation_unmap_ns"))
 
 
 def main(argv):

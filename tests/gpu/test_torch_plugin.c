@@ -195,7 +195,7 @@ static void test_concurrent_first_use_opens_one_allocator(void **state)
     assert_int_equal(vl_torch_stat(0, "allocated_bytes"), 0);
     /* The reclaim budget's figures are known for a caching SPEC, every name of them. */
     const char *budget_stats[] = {"budget_ppm", "relocation_maps_hidden", "relocation_maps_exposed",
-                                  "relocation_map_ns", "relocation_exposed_ns"};
+                                  "relocation_map_ns", "relocation_exposed_ns", "relocation_unmap_ns"};
     for (size_t i = 0; i < sizeof budget_stats / sizeof *budget_stats; i++)
         assert_true(vl_torch_stat(0, budget_stats[i]) >= 0);
     assert_int_equal(vl_torch_stat(0, "relocation_nonsense"), -1);
