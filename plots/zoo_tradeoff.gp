@@ -15,9 +15,7 @@
 call 'plots/common.gp' ARG1 ARG2 ARG3
 f = FILE[1]
 fq = shq(f)
-# The SPEC column is quoted and holds commas, which gnuplot would split: read the file
-# through awk, with the commas inside quotes turned into ';' and the quotes dropped.
-data = sprintf("< awk '{o=\"\"; q=0; for (i = 1; i <= length($0); i++) { c = substr($0, i, 1); if (c == \"\\\"\") q = !q; else if (c == \",\" && q) o = o \";\"; else o = o c } print o}' %s", fq)
+data = unquoted(f) # the SPEC column holds commas
 set terminal pngcairo size 1500,1000 enhanced font 'DejaVu Sans,9'
 set output out
 set termoption noenhanced

@@ -10,6 +10,7 @@
 #    the fixed budget's warm passes map only for growths despite free memory (relocation:
 #    maps_despite_free equals maps), from replay --growth-log;
 #  - layout.csv: each trace's offline static layouts and their best (replay --static-layout);
+#  - plots/zoo_criterion.gp draws the sweep, and a workload name in its data runs nothing;
 #  - nothing to judge is a usage error (exit 2): an empty folder, a --tune name without a
 #    trace, a workload in both groups, a trace that replay refuses.
 set -u
@@ -73,6 +74,25 @@ rows = [r for r in csv.DictReader(l for l in open(sys.argv[1]) if not l.startswi
 print(len(rows), sum(r["maps_despite_free"] == r["maps"] and int(r["maps"]) > 0 for r in rows))' "$tmp/o8/sweep.csv")
 [ "$relocating" = "2 2" ] && passes=$((passes + 1)) ||
     { echo "FAIL: growth log: the fixed budget's 2 warm passes should map only despite free memory, got '$relocating' (passes, such passes)"; failures=$((failures + 1)); }
+
+# plots/zoo_criterion.gp draws a sweep (and its layouts), and a workload name in the data
+# stays data: no awk program or shell command is made of it.
+if command -v gnuplot >/dev/null; then
+    check "criterion plot" 0 gnuplot -c plots/zoo_criterion.gp "$tmp/crit.png" "$tmp/o1/sweep.csv
+$tmp/o1/layout.csv" "s
+l"
+    [ -s "$tmp/crit.png" ] && passes=$((passes + 1)) || { echo "FAIL: criterion plot: no PNG"; failures=$((failures + 1)); }
+    { grep '^#' "$tmp/o1/sweep.csv"; echo 'workload,group,spec,pass,ops,maps,maps_per_op,waste'
+      echo "x'\$(touch\${IFS}$tmp/PWNED)'\",tune,caching:segments=expandable,2,10,0,0,1.01"; } >"$tmp/evil.csv"
+    printf 'workload,group,heuristic,peak_bytes,extent_bytes,footprint_bytes,footprint_ratio,period_allocs\n' >"$tmp/evil-layout.csv"
+    gnuplot -c plots/zoo_criterion.gp "$tmp/evil.png" "$tmp/evil.csv
+$tmp/evil-layout.csv" "e
+l" >/dev/null 2>&1
+    [ ! -e "$tmp/PWNED" ] && passes=$((passes + 1)) ||
+        { echo "FAIL: criterion plot ran a command from a workload name"; failures=$((failures + 1)); }
+else
+    echo "SKIP-PART: gnuplot not installed: plots/zoo_criterion.gp not drawn"
+fi
 
 check "empty folder" 2 $sweep --traces "$tmp/empty" --spec $spec --out "$tmp/o3"
 expect "empty folder" 'no trace'
