@@ -6,6 +6,8 @@
  * still running after it: events=manual, the test says when work completes) or exposed. */
 #include "test_caching_helpers.h"
 
+#include "caching/hostmem.h"
+
 #include "support/test_main.h"
 
 #define BLOCKS 16
@@ -93,5 +95,63 @@ static void test_relocation_is_counted_hidden_only_behind_queued_work(void **sta
     assert_true(busy.info.relocation_unmap_ns > 0);
 }
 
+/* A relocating grow that runs into device memory pressure: stream 2 caches 16 MiB, stream
+ * 1 fills the rest of an 80 MiB device and frees every other block; then a 40 MiB request
+ * on stream 1: its reclaim retires and lends its own 32 MiB, the other 8 MiB the device
+ * does not have, so the pressure path takes stream 2's chunks (after waiting for the
+ * device) and places the request again. */
+static void fill_for_pressure(vl_allocator *a, void *p[BLOCKS])
+{
+    void *cached = vl_allocate(a, 16 * MiB, S(2));
+    assert_non_null(cached);
+    vl_deallocate(a, cached, 16 * MiB, S(2));
+    for (int i = 0; i < BLOCKS; i++) {
+        p[i] = vl_allocate(a, BLOCK, S(1));
+        assert_non_null(p[i]);
+    }
+    for (int i = 0; i < BLOCKS; i += 2) vl_deallocate(a, p[i], BLOCK, S(1));
+}
+
+static void empty_after_pressure(vl_device *d, vl_allocator *a, void *big, void *p[BLOCKS])
+{
+    if (big) vl_deallocate(a, big, 40 * MiB, S(1));
+    for (int i = 1; i < BLOCKS; i += 2) vl_deallocate(a, p[i], BLOCK, S(1));
+    close_all_returned(d, a);
+}
+
+/* The request above with the nth host allocation failing, for every n it makes: whatever
+ * fails, the allocator keeps its invariants (among them: no watch of a batch outlives
+ * the grow's maps; the pressure path drains and frees that batch), and gives everything
+ * back. */
+static void test_relocation_under_pressure_survives_host_failures(void **state)
+{
+    (void)state;
+    const char *spec = "caching:segments=expandable,span=0,reclaim=0.008,reclaim_max=0.008";
+    void *p[BLOCKS];
+    /* Without faults: the request is served, through the pressure path. */
+    vl_device *d = sim_open("sim:capacity=80MiB,events=manual");
+    vl_allocator *a = caching_open(d, spec);
+    fill_for_pressure(a, p);
+    uint64_t before = vl_host_allocations(), syncs = vl_sim_calls(d, VL_SIM_SYNCHRONIZE);
+    void *big = vl_allocate(a, 40 * MiB, S(1));
+    uint64_t calls = vl_host_allocations() - before;
+    assert_non_null(big);
+    assert_true(vl_sim_calls(d, VL_SIM_SYNCHRONIZE) > syncs); /* it waited: the pressure path */
+    assert_true(calls > 0);
+    assert_consistent(a);
+    empty_after_pressure(d, a, big, p);
+    for (uint64_t n = 1; n <= calls; n++) {
+        d = sim_open("sim:capacity=80MiB,events=manual");
+        a = caching_open(d, spec);
+        fill_for_pressure(a, p);
+        vl_host_fail_nth(n);
+        big = vl_allocate(a, 40 * MiB, S(1));
+        vl_host_fail_nth(0);
+        assert_consistent(a);
+        empty_after_pressure(d, a, big, p);
+    }
+}
+
 VL_TEST_MAIN(cmocka_unit_test(test_relocating_every_step_raises_the_budget_and_the_waste),
-             cmocka_unit_test(test_relocation_is_counted_hidden_only_behind_queued_work))
+             cmocka_unit_test(test_relocation_is_counted_hidden_only_behind_queued_work),
+             cmocka_unit_test(test_relocation_under_pressure_survives_host_failures))
