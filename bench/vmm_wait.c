@@ -18,6 +18,7 @@
 
 #include "bench/streams.h"
 #include "clock.h"
+#include "exitcodes.h"
 #include "kernels/spin.h"
 #include "program.h"
 #include "stats.h"
@@ -89,11 +90,11 @@ int main(int argc, char **argv)
     double *us = malloc((size_t)reps * sizeof *us);
     if (!us || vl_bench_streams_create(&streams, d, 2, is_default) != 0) {
         fprintf(stderr, "vmm_wait: out of host memory\n");
-        return 1;
+        return VL_EXIT_FAIL;
     }
     if (!d->vmm_supported || d->ops->va_reserve(d, chunk, &va) != VL_DEV_OK) {
         fprintf(stderr, "vmm_wait: %s has no virtual memory support\n", d->name);
-        return 1;
+        return VL_EXIT_FAIL;
     }
     char cols[256], vals[256];
     char header[512];
@@ -123,5 +124,5 @@ int main(int argc, char **argv)
     vl_bench_streams_destroy(&streams);
     free(us);
     int rc = vl_program_finish(&p);
-    return failed ? 1 : rc;
+    return failed ? VL_EXIT_FAIL : rc;
 }

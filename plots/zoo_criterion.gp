@@ -17,7 +17,7 @@ data = unquoted(f) # the SPEC column holds commas
 set terminal pngcairo size 1500,1000 enhanced font 'DejaVu Sans,9'
 set output out
 set termoption noenhanced
-wl = system(sprintf("awk -F, '!/^#/ && $1 != \"workload\" {print $1}' %s | sort -u | tr '\\n' ' '", shq(f)))
+wl = workloads(f)
 nw = words(wl)
 if (nw == 0) { print "zoo_criterion: no rows in ".f; exit status 1 }
 # The best static layout per trace (layout.csv's "best (...)" rows), or none.

@@ -11,11 +11,10 @@
 #   gnuplot -c plots/zoo_steps.gp zoo.png results/reference/h100-zoo-steps/runs/summary.csv x
 call 'plots/common.gp' ARG1 ARG2 ARG3
 f = FILE[1]
-fq = shq(f)
 set terminal pngcairo size 1300,900 enhanced font 'DejaVu Sans,10'
 set output out
 set termoption noenhanced
-wl = system(sprintf("awk -F, '!/^#/ && $1 != \"workload\" {print $1}' %s | sort -u | tr '\\n' ' '", fq))
+wl = workloads(f)
 nw = words(wl)
 if (nw == 0) { print "zoo_steps: no rows in ".f; exit status 1 }
 configs = "torch exp-57fad87 default-d9816b4"

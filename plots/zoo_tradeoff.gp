@@ -14,12 +14,11 @@
 #   gnuplot -c plots/zoo_tradeoff.gp OUT.png steady.csv x
 call 'plots/common.gp' ARG1 ARG2 ARG3
 f = FILE[1]
-fq = shq(f)
 data = unquoted(f) # the SPEC column holds commas
 set terminal pngcairo size 1500,1000 enhanced font 'DejaVu Sans,9'
 set output out
 set termoption noenhanced
-wl = system(sprintf("awk -F, '!/^#/ && $1 != \"workload\" {print $1}' %s | sort -u | tr '\\n' ' '", fq))
+wl = workloads(f)
 nw = words(wl)
 if (nw == 0) { print "zoo_tradeoff: no rows in ".f; exit status 1 }
 default = 'caching:segments=expandable' # its commas would read ';'

@@ -382,8 +382,8 @@ void vl_budget_relocated(vl_caching *c, int64_t maps);
  * reclaim queued, NULL when that completed at once), vl_budget_mapped after each map
  * call (a map after which the batch's work was still running was hidden behind it),
  * vl_budget_unwatch right after the maps (before anything may drain that batch),
- * vl_budget_relocated_watched once the grow mapped `maps` in all: counts hidden and
- * exposed maps (a diagnostic), then vl_budget_relocated(maps). */
+ * vl_budget_relocated_watched once the grow (unwatched) mapped `maps` in all: counts
+ * hidden and exposed maps (a diagnostic), then vl_budget_relocated(maps). */
 void vl_budget_watch(vl_caching *c, vl_cretire *batch);
 void vl_budget_unwatch(vl_caching *c);
 void vl_budget_mapped(vl_caching *c);

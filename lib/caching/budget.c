@@ -91,7 +91,6 @@ void vl_budget_mapped(vl_caching *c)
 void vl_budget_relocated_watched(vl_caching *c, int64_t maps)
 {
     int64_t hidden = c->watch_hidden < maps ? c->watch_hidden : maps;
-    vl_budget_unwatch(c);
     c->relocation_maps_hidden += hidden;
     c->relocation_maps_exposed += maps - hidden;
     vl_budget_relocated(c, maps);

@@ -463,10 +463,9 @@ void vl_plan_note_free(vl_caching *c, const vl_cblock *b)
 static int is_live(const vl_cplan *p, size_t k) { return p->live_bits[p->rank[k] / 64] >> (p->rank[k] % 64) & 1; }
 static void set_live(vl_cplan *p, size_t k, int on)
 {
-    uint64_t bit = 1ull << (p->rank[k] % 64);
-    p->live_bits[p->rank[k] / 64] = on ? p->live_bits[p->rank[k] / 64] | bit : p->live_bits[p->rank[k] / 64] & ~bit;
+    uint64_t *word = &p->live_bits[p->rank[k] / 64], bit = 1ull << (p->rank[k] % 64);
+    *word = on ? *word | bit : *word & ~bit;
 }
-
 
 static size_t nspans(const vl_cplan *p) { return (size_t)((p->va_size + p->span - 1) / p->span); }
 /* The spans under slot k: [*lo, *hi]. */

@@ -452,7 +452,6 @@ vl_cblock *vl_expandable_grow(vl_caching *c, vl_cpool *p, size_t rounded, int *r
     vl_cstream *st = p->stream;
     vl_clend lend = {NULL, NULL, 0};
     int reclaimed = 0;
-    vl_cretire *waiting = NULL; /* the reclaim's batch while its work has not completed */
     if (c->cfg.reclaim >= 0) {
         /* The stream's reserved may grow to (1 + reclaim) x its peak allocated (counting
          * this request); past that, the new chunks come out of its own free ones: retired
@@ -470,10 +469,7 @@ vl_cblock *vl_expandable_grow(vl_caching *c, vl_cpool *p, size_t rounded, int *r
                 vl_release_process(c, 0);
                 /* Still queued (the tail; processing takes from the head): this mapping
                  * takes its memory (lending). Complete: its memory is spare already. */
-                if (batch && c->retire_tail == batch) {
-                    lend = (vl_clend){batch, batch->blocks, batch->blocks->addr};
-                    waiting = batch;
-                }
+                if (batch && c->retire_tail == batch) lend = (vl_clend){batch, batch->blocks, batch->blocks->addr};
                 if (!place(c, p, rounded, &best, rc)) return NULL; /* completed retirements merge holes */
             }
         }
@@ -487,7 +483,7 @@ vl_cblock *vl_expandable_grow(vl_caching *c, vl_cpool *p, size_t rounded, int *r
         return NULL;
     }
     int64_t maps_before = c->st.device_allocs;
-    if (reclaimed) vl_budget_watch(c, waiting);
+    if (reclaimed) vl_budget_watch(c, lend.batch); /* NULL: the batch completed already */
     int mrc = map_range(c, best.u->seg, best.lo, best.bytes, &lend);
     vl_budget_unwatch(c); /* before anything drains the batch it watched */
     if (mrc == VL_DEV_OOM && c->cfg.reclaim >= 0 &&

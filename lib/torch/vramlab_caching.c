@@ -322,6 +322,16 @@ static const struct {
     STAT_FIELD(allocs),               STAT_FIELD(frees),
 };
 
+/* The reclaim budget's counts (caching.h: vl_budget_info); budget_ppm is read apart. */
+#define BUDGET_FIELD(f) {#f, offsetof(vl_budget_info, f)}
+static const struct {
+    const char *name;
+    size_t offset;
+} budget_fields[] = {
+    BUDGET_FIELD(relocation_maps_hidden), BUDGET_FIELD(relocation_maps_exposed), BUDGET_FIELD(relocation_map_ns),
+    BUDGET_FIELD(relocation_exposed_ns),  BUDGET_FIELD(relocation_unmap_ns),
+};
+
 int64_t vl_torch_stat(int device, const char *name)
 {
     if (name == NULL) return VL_UNKNOWN;
@@ -341,11 +351,9 @@ int64_t vl_torch_stat(int device, const char *name)
         vl_budget_info info;
         if (vl_caching_budget_info(a, &info) != 0) return VL_UNKNOWN;
         if (strcmp(name, "budget_ppm") == 0) return (int64_t)(info.budget * 1e6 + 0.5);
-        if (strcmp(name, "relocation_maps_hidden") == 0) return info.relocation_maps_hidden;
-        if (strcmp(name, "relocation_maps_exposed") == 0) return info.relocation_maps_exposed;
-        if (strcmp(name, "relocation_map_ns") == 0) return info.relocation_map_ns;
-        if (strcmp(name, "relocation_exposed_ns") == 0) return info.relocation_exposed_ns;
-        if (strcmp(name, "relocation_unmap_ns") == 0) return info.relocation_unmap_ns;
+        for (size_t i = 0; i < sizeof budget_fields / sizeof *budget_fields; i++)
+            if (strcmp(name, budget_fields[i].name) == 0)
+                return *(const int64_t *)((const char *)&info + budget_fields[i].offset);
         return VL_UNKNOWN;
     }
     if (strcmp(name, "alloc_ns") == 0 || strcmp(name, "free_ns") == 0) {

@@ -66,10 +66,10 @@ size_t vl_torch_trim(int device);
  * in vl_alloc / vl_free on the device so far (host monotonic clock), kept only where
  * VRAMLAB_TIME=1 was set when the first allocator opened; "plan_served",
  * "plan_activations", "plan_ends" for a caching SPEC with plan=1; "budget_ppm" (the
- * reclaim budget now, in millionths), "relocation_maps_hidden", "relocation_maps_exposed",
- * "relocation_map_ns", "relocation_exposed_ns", "relocation_unmap_ns" for a caching SPEC (lib/caching/caching.h: vl_budget_info). A name prefixed "b." is
- * allocator B's (paired mode). -1 when unknown, the device has no such allocator yet,
- * or the name is not a field. device must be >= 0. */
+ * reclaim budget now, in millionths) and vl_budget_info's relocation_* fields for a
+ * caching SPEC (lib/caching/caching.h). A name prefixed "b." is allocator B's (paired
+ * mode). -1 when unknown, the device has no such allocator yet, or the name is not a
+ * field. device must be >= 0. */
 int64_t vl_torch_stat(int device, const char *name);
 /* Peaks := current values. */
 void vl_torch_reset_peaks(int device);

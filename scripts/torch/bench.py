@@ -91,6 +91,10 @@ import host_probe  # noqa: E402
 import revision  # noqa: E402  (scripts/compare.d, on the path through bench_stats)
 import zoo  # noqa: E402
 
+# The plugin's statistics a process records where known: what plan=1 did (lib/caching/plan.h)
+# and the reclaim budget with its relocation (lib/caching/budget.c).
+PLUGIN_STATS = ("plan_served", "plan_activations", "plan_ends", "budget_ppm", "relocation_maps_hidden",
+                "relocation_maps_exposed", "relocation_map_ns", "relocation_exposed_ns", "relocation_unmap_ns")
 RMM_POOL_SPEC = "rmm:pool,initial=256MiB"  # RMM's default initial pool is half the free memory
 ALLOCATORS = {
     # name: (environment, through the plugin)
@@ -359,12 +363,8 @@ def worker(args):
                step_ms_all=[x * 1e3 for x in state["times"]], probe_us_all=state["probe_steps"],
                maps_all=[c[0] for c in state["calls"]], unmaps_all=[c[1] for c in state["calls"]],
                served_by=served_by)
-    if plugin is not None and not pair:  # plan=1: what the plan did (absent for other SPECs)
-        out.update({k: v for k in ("plan_served", "plan_activations", "plan_ends") if (v := stat(k)) is not None})
-        # the reclaim budget (lib/caching/budget.c): where it ended, and whether relocation was hidden
-        out.update({k: v for k in ("budget_ppm", "relocation_maps_hidden", "relocation_maps_exposed",
-                                   "relocation_map_ns", "relocation_exposed_ns", "relocation_unmap_ns")
-                    if (v := stat(k)) is not None})
+    if plugin is not None and not pair:  # what plan=1 and the reclaim budget did (absent where unknown)
+        out.update({k: v for k in PLUGIN_STATS if (v := stat(k)) is not None})
     try:
         v = torch._C._cuda_getDriverVersion()
         out["driver_cuda"] = f"{v // 1000}.{v % 1000 // 10}"
