@@ -138,7 +138,9 @@ typedef struct vl_cstream {
     vl_cblock *parked;               /* its last free, PARKED (park.h), or NULL */
     int32_t park_score;              /* park.h: parking pays while >= 0 */
     const vl_cblock *park_ok;        /* park.h: the block last found to be the best fit and */
-    uint64_t park_ok_version;        /* its pool's bins' version then (the verdict holds while it stays) */
+    uint64_t park_ok_version;        /* the request's pool's bins' version then, and */
+    const struct vl_cpool *park_ok_own; /* the block's own pool (the request's, or the other that lent it) */
+    uint64_t park_ok_own_version;    /* and its version: the verdict holds while both versions stay */
     uint32_t park_skipped;           /* frees not parked since the last probe */
     int on_parked_list;              /* on the allocator's parked_streams list (via next_parked) */
     struct vl_cstream *next_parked;
