@@ -12,7 +12,8 @@ stream still had queued work after them (hidden) or not (exposed), the hidden sh
 all of them, and (where the processes recorded relocation_map_ns and
 relocation_exposed_ns) the host time in those calls and its exposed part, and (with
 relocation_unmap_ns) the host time unmapping the retired chunks later, as shares of the
-time in steps (steps_s; warm-up included), medians over processes. Allocators without the figures (PyTorch's own) are left out. Exit 1
+time in steps (steps_s; warm-up included), medians over processes; and the relocating
+maps' share of all the processes' map calls (maps_total): the rest map growth. Allocators without the figures (PyTorch's own) are left out. Exit 1
 when no process of the run has them (nothing to report), 2 on usage."""
 import csv
 import glob
@@ -23,7 +24,7 @@ import sys
 
 FIELDS = ("workload", "allocator", "processes", "budget_median", "budget_min", "budget_max",
           "hidden_median", "exposed_median", "exposed_min", "exposed_max", "hidden_share",
-          "map_time_share", "exposed_time_share", "unmap_time_share")
+          "map_time_share", "exposed_time_share", "unmap_time_share", "relocating_share")
 
 
 def rows_of(rundir):
@@ -51,13 +52,15 @@ def summarize(group):
         shares = [d[key] / 1e9 / d["steps_s"] for d in group if d.get(key) is not None and d.get("steps_s")]
         return f"{statistics.median(shares):.4f}" if len(shares) == len(group) else ""
 
+    maps = [d.get("maps_total") for d in group]
+    relocating_share = f"{total / sum(maps):.4f}" if None not in maps and sum(maps) > 0 else ""
     return dict(processes=len(group), budget_median=f"{statistics.median(budgets):.6g}",
                 budget_min=f"{min(budgets):.6g}", budget_max=f"{max(budgets):.6g}",
                 hidden_median=statistics.median(hidden), exposed_median=statistics.median(exposed),
                 exposed_min=min(exposed), exposed_max=max(exposed),
                 hidden_share=f"{sum(hidden) / total:.4f}" if total else "",
                 map_time_share=time_share("relocation_map_ns"), exposed_time_share=time_share("relocation_exposed_ns"),
-                unmap_time_share=time_share("relocation_unmap_ns"))
+                unmap_time_share=time_share("relocation_unmap_ns"), relocating_share=relocating_share)
 
 
 def main(argv):

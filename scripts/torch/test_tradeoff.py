@@ -177,7 +177,7 @@ with tempfile.TemporaryDirectory() as run:
             [(8000, 900, 0, 1e8, 0), (8000, 1100, 2, 2e8, 1e8), (16000, 500, 40, 3e8, 2e8)]):
         write(logs, f"r{r}.ckpt.idle.json", workload="ckpt", allocator="idle", status="ok", budget_ppm=ppm,
               relocation_maps_hidden=hidden, relocation_maps_exposed=exposed, relocation_map_ns=map_ns,
-              relocation_exposed_ns=exposed_ns, relocation_unmap_ns=2 * map_ns, steps_s=4.0)
+              relocation_exposed_ns=exposed_ns, relocation_unmap_ns=2 * map_ns, steps_s=4.0, maps_total=2000 + r)
     write(logs, "r9.ckpt.idle.json", workload="ckpt", allocator="idle", status="failed", budget_ppm=250000,
           relocation_maps_hidden=0, relocation_maps_exposed=999)
     p = subprocess.run(rl, capture_output=True, text=True)
@@ -187,7 +187,8 @@ with tempfile.TemporaryDirectory() as run:
           p.returncode == 0 and r.get("processes") == "3" and r.get("budget_median") == "0.008"
           and r.get("budget_max") == "0.016" and r.get("hidden_median") == "900" and r.get("exposed_max") == "40"
           and r.get("hidden_share") == f"{2500 / 2542:.4f}" and r.get("map_time_share") == "0.0500"
-          and r.get("exposed_time_share") == "0.0250" and r.get("unmap_time_share") == "0.1000",
+          and r.get("exposed_time_share") == "0.0250" and r.get("unmap_time_share") == "0.1000"
+          and r.get("relocating_share") == f"{2542 / 6003:.4f}",
           (p.returncode, p.stderr, got))
     p = subprocess.run([sys.executable, os.path.join(HERE, "relocation.py"), logs], capture_output=True, text=True)
     check("relocation: a folder without logs/: exit 2", p.returncode == 2, (p.returncode, p.stderr))
