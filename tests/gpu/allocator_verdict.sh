@@ -87,29 +87,21 @@ part_cold() {
         done
     done
     python3 - "$d/cold.csv" "$cold_rounds" "${cold_specs[@]}" <<'EOF' | tee "$d/summary.txt"
-import csv, math, statistics as st, sys
-from collections import defaultdict
+import sys
 sys.path.insert(0, "scripts/compare.d")
-import rankstats
-rate = defaultdict(list)
-for r in csv.DictReader(line for line in open(sys.argv[1]) if not line.startswith("#")):
-    if r["pass"] == "1" and r["ops_per_s"]:
-        rate[(r["trace"], r["alloc"])].append(float(r["ops_per_s"]))
-torch = "torch:expandable_segments=1"
+import cold
+rate = cold.first_pass_rates(sys.argv[1])
 for spec in sys.argv[3:]:
     print(f"cold pass ops/s, median of {sys.argv[2]} processes: vramlab {spec} / PyTorch expandable segments;"
           " the Hodges-Lehmann ratio between processes with its 95% interval (none below 4 a side)")
     for t in sorted({k[0] for k in rate}):
-        a, b = rate.get((t, spec)), rate.get((t, torch))
-        if a and b:
-            est, lo, hi = rankstats.hodges_lehmann([math.log(x) for x in b], [math.log(x) for x in a])
-            call = ("at least as fast" if lo >= 0 else "slower" if hi < 0 else "not resolved") \
-                if math.isfinite(lo) else "too few processes"
-            interval = f" [{math.exp(lo):.3f}, {math.exp(hi):.3f}]" if math.isfinite(lo) else ""
-            print(f"  {t}: {st.median(a):,.0f} / {st.median(b):,.0f} = {st.median(a) / st.median(b):.2f}; "
-                  f"HL {math.exp(est):.3f}{interval}: {call}")
+        r = cold.ratio(rate, t, spec)
+        if r:
+            interval = f" [{r['lo']:.3f}, {r['hi']:.3f}]" if r["lo"] is not None else ""
+            print(f"  {t}: {r['median']:,.0f} / {r['base_median']:,.0f} = {r['median'] / r['base_median']:.2f}; "
+                  f"HL {r['estimate']:.3f}{interval}: {r['call']}")
         else:
-            print(f"  {t}: missing ({'vramlab' if not a else 'torch'})")
+            print(f"  {t}: missing ({'vramlab' if not rate.get((t, spec)) else 'torch'})")
 EOF
 }
 

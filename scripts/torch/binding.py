@@ -1,0 +1,155 @@
+#!/usr/bin/env python3
+"""Which limit binds, per zoo workload. Expandable's default SPEC is judged live against
+two limits (step time within 3% of PyTorch's default allocator: the upper end of the 95%
+interval of the ratio; peak reserved / peak allocated at most 1.02) and on the GPU's cold
+replay of the workload's trace (at least PyTorch's expandable segments' ops/s). Where the
+default is over 1.02, this says what the low-waste SPEC, which holds waste down, costs
+instead: step time, the cold replay, or nothing the runs could resolve.
+
+    python3 scripts/torch/binding.py --live RUN1/tradeoff.csv [--live RUN2/tradeoff.csv ...] \\
+        --cold COLD/cold.csv [--default-spec SPEC] [--lowwaste-spec SPEC] > binding.csv
+
+--live: tradeoff_procs.py's output with the default SPEC as side a and the low-waste SPEC
+as side b. Per workload the row whose smaller side has the most processes is used (the
+later file on a tie); its run and revision are named. --cold: the cold.csv of
+tests/gpu/allocator_verdict.sh cold with both SPECs beside PyTorch's expandable segments
+(scripts/compare.d/cold.py). Writes CSV: '#' lines naming the inputs and the revisions,
+GPUs and drivers they record (git_revision, gpu, driver), then per workload the live source, each SPEC's
+processes, speed call and waste, the low-waste SPEC's mean-step ratio with its interval,
+each SPEC's cold ratio with its interval and call, and `binds`. Where the default's waste is
+within 1.02, its own speed call: "default meets both", "default slower" or "default's
+speed unresolved". Where it is over, what the runs show against the low-waste SPEC, any of
+
+  waste          its peak reserved / peak allocated is over 1.02 too
+  step time      it is slower than 1.03x PyTorch's default live
+  cold replay    its cold replay is slower than PyTorch's expandable segments
+
+joined by "; ", or "nothing shown" where none is (its live speed or its cold replay then
+unresolved, or it could serve there: the calls say which).
+
+Exit 1 where a workload of --live has no cold rows for a SPEC (nothing compared there),
+2 on usage."""
+import argparse
+import csv
+import os
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+sys.path.insert(0, os.path.join(os.path.dirname(HERE), "compare.d"))
+import bench_stats  # noqa: E402
+import cold  # noqa: E402
+
+DEFAULT_SPEC = "caching:segments=expandable"
+LOWWASTE_SPEC = "caching:segments=expandable,span=0,reclaim_max=0.008"
+FIELDS = ("workload", "live_run", "live_git", "default_n", "default_speed", "default_waste", "default_ratio_mean",
+          "default_ratio_mean_lo", "default_ratio_mean_hi", "lowwaste_n",
+          "lowwaste_speed", "lowwaste_waste", "lowwaste_ratio_mean", "lowwaste_ratio_mean_lo",
+          "lowwaste_ratio_mean_hi", "cold_n", "default_cold", "default_cold_lo", "default_cold_hi",
+          "default_cold_call", "lowwaste_cold", "lowwaste_cold_lo", "lowwaste_cold_hi", "lowwaste_cold_call",
+          "binds")
+
+
+def read_live(path):
+    """(conditions {run_id, git}, [rows]) of one tradeoff.csv."""
+    cond = {}
+    with open(path) as fh:
+        lines = fh.read().splitlines()
+    for line in lines:
+        if line.startswith("# run_id:"):
+            cond["run_id"] = line.split(":", 1)[1].strip()
+        elif line.startswith("# git:"):
+            cond["git"] = line.split(":", 1)[1].strip()
+    rows = list(csv.DictReader(line for line in lines if not line.startswith("#")))
+    return cond, rows
+
+
+def conditions(paths):
+    """The '# key: value' lines of the inputs that say where they come from, as one set of
+    '# git_revision / gpu / driver' lines (first seen first, each value once)."""
+    keys = {"git": "git_revision", "git_revision": "git_revision", "device": "gpu", "gpu": "gpu", "driver": "driver"}
+    seen = []
+    for path in paths:
+        with open(path) as fh:
+            for line in fh:
+                if not line.startswith("# ") or ":" not in line:
+                    continue
+                key, value = (x.strip() for x in line[2:].split(":", 1))
+                if key in keys and value and (keys[key], value) not in seen:
+                    seen.append((keys[key], value))
+    return [f"# {k}: {v}" for k, v in seen]
+
+
+def best_rows(paths):
+    """{workload: (row, cond)}: the row whose smaller side has the most processes."""
+    best = {}
+    for path in paths:
+        cond, rows = read_live(path)
+        for r in rows:
+            n = min(int(r["a_n"] or 0), int(r["b_n"] or 0))
+            if n and (r["workload"] not in best or n >= best[r["workload"]][2]):
+                best[r["workload"]] = (r, cond, n)
+    return {w: (r, c) for w, (r, c, _) in best.items()}
+
+
+def binds(row, low_cold):
+    """What the runs show binds for one workload (see the module's text)."""
+    if float(row["a_waste"]) <= bench_stats.WASTE_LIMIT:
+        return {"ok": "default meets both", "slower": "default slower"}.get(row["a_speed"], "default's speed unresolved")
+    shown = [what for what, holds in (("waste", float(row["b_waste"]) > bench_stats.WASTE_LIMIT),
+                                      ("step time", row["b_speed"] == "slower"),
+                                      ("cold replay", low_cold["call"] == "slower")) if holds]
+    return "; ".join(shown) if shown else "nothing shown"
+
+
+def fmt(x, spec=".3f"):
+    return "" if x is None else format(x, spec)
+
+
+def main(argv):
+    ap = argparse.ArgumentParser(description="which limit binds, per zoo workload")
+    ap.add_argument("--live", action="append", required=True, help="a tradeoff_procs.py CSV (repeatable)")
+    ap.add_argument("--cold", required=True, help="allocator_verdict.sh's cold.csv with both SPECs")
+    ap.add_argument("--default-spec", default=DEFAULT_SPEC)
+    ap.add_argument("--lowwaste-spec", default=LOWWASTE_SPEC)
+    args = ap.parse_args(argv[1:])
+    for path in args.live + [args.cold]:
+        if not os.path.isfile(path):
+            print(f"binding: no such file: {path}", file=sys.stderr)
+            return 2
+    live = best_rows(args.live)
+    if not live:
+        print("binding: no workload with processes on both sides in --live", file=sys.stderr)
+        return 2
+    rate = cold.first_pass_rates(args.cold)
+    print(f"# binding: live {' '.join(args.live)}; cold {args.cold}")
+    for line in conditions(args.live + [args.cold]):
+        print(line)
+    w = csv.DictWriter(sys.stdout, FIELDS, lineterminator="\n")
+    w.writeheader()
+    missing = []
+    for workload in sorted(live):
+        row, cond = live[workload]
+        a, b = cold.ratio(rate, workload, args.default_spec), cold.ratio(rate, workload, args.lowwaste_spec)
+        if a is None or b is None:
+            missing.append(workload)
+            continue
+        w.writerow(dict(workload=workload, live_run=cond.get("run_id", ""), live_git=cond.get("git", ""),
+                        default_n=row["a_n"], default_speed=row["a_speed"], default_waste=row["a_waste"],
+                        default_ratio_mean=row["a_ratio_mean"], default_ratio_mean_lo=row["a_ratio_mean_lo"],
+                        default_ratio_mean_hi=row["a_ratio_mean_hi"],
+                        lowwaste_n=row["b_n"], lowwaste_speed=row["b_speed"], lowwaste_waste=row["b_waste"],
+                        lowwaste_ratio_mean=row["b_ratio_mean"], lowwaste_ratio_mean_lo=row["b_ratio_mean_lo"],
+                        lowwaste_ratio_mean_hi=row["b_ratio_mean_hi"], cold_n=min(a["n"], b["n"]),
+                        default_cold=fmt(a["estimate"]), default_cold_lo=fmt(a["lo"]), default_cold_hi=fmt(a["hi"]),
+                        default_cold_call=a["call"], lowwaste_cold=fmt(b["estimate"]), lowwaste_cold_lo=fmt(b["lo"]),
+                        lowwaste_cold_hi=fmt(b["hi"]), lowwaste_cold_call=b["call"], binds=binds(row, b)))
+    if missing:
+        print(f"binding: no cold replay of both SPECs and PyTorch's for {', '.join(missing)} in {args.cold}",
+              file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
