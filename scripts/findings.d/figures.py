@@ -122,7 +122,34 @@ def evaluate(figure, folder, source, legacy):
         raise
 
 
+# What a text figure may hold: it goes into Markdown as it is.
+SAFE_TEXT = re.compile(r"[A-Za-z0-9 .,;:'()_-]+")
+
+
+def text_of(figure, folder, source, legacy):
+    """The COLUMN's text in the one row that matches WHERE (stat text)."""
+    found = []
+    for path in matching_files(folder, figure.files, figure, legacy):
+        meta, header, rows = read(path)
+        source.meta[path] = meta
+        for col in list(figure.where) + [figure.column.name]:
+            if col not in header:
+                raise SpecError(f"{figure}: {os.path.relpath(path)} has no column {col}")
+        idx = {c: header.index(c) for c in figure.where}
+        col = header.index(figure.column.name)
+        found += [row[col] for row in rows if len(row) == len(header)
+                  and all(matches(conds, row[idx[c]]) for c, conds in figure.where.items())]
+    if len(found) != 1:
+        raise SpecError(f"{figure}: 'text' needs exactly one row, {len(found)} match in {figure.files} "
+                        f"where {describe(figure.where)}")
+    if not SAFE_TEXT.fullmatch(found[0]):
+        raise SpecError(f"{figure}: the stored text {found[0][:40]!r} holds characters a findings block does not print")
+    return found[0]
+
+
 def evaluate_known(figure, folder, source, legacy):
+    if figure.stat == "text":
+        return text_of(figure, folder, source, legacy)
     per_file = samples(figure, folder, figure.where, source, legacy)
     flat = [v for vals in per_file for v in vals]
     stat = figure.stat

@@ -25,19 +25,21 @@ README block is made of. Tab-separated lines, '#' starts a comment:
       is the range over the files of each file's sum; in AGAINST, file=GLOB reads the
       other side from other files; ratio(INNER) is INNER of the rows
       over INNER of the AGAINST rows (ratio(max): the larger peak over the other).
+      text: the COLUMN's words in exactly one row, as stored (letters, digits, spaces and
+      .,;:'()_- only: a cell is never Markdown or HTML; FORMAT is then "s").
       FORMAT: a Python format spec (.1f, ",.0f"); FORMAT|TEXT prints TEXT where every
       stored value is unknown (an allocator that keeps no such count), which is
       otherwise an error."""
 import re
 
-STATS = {"value", "median", "min", "max", "mean", "sum", "count", "range", "ratio_hl"}
+STATS = {"value", "median", "min", "max", "mean", "sum", "count", "range", "ratio_hl", "text"}
 INNER = {"value", "sum", "count", "min", "max", "median", "mean"}
 
 
 def valid_stat(stat):
     m = re.fullmatch(r"([a-z_]+)\(([a-z]+)\)", stat)
     if m:
-        return m.group(1) in (STATS | {"ratio"}) - {"value", "ratio_hl"} and m.group(2) in INNER
+        return m.group(1) in (STATS | {"ratio"}) - {"value", "ratio_hl", "text"} and m.group(2) in INNER
     return stat in STATS
 
 

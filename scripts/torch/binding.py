@@ -7,13 +7,15 @@ default is over 1.02, this says what the low-waste SPEC, which holds waste down,
 instead: step time, the cold replay, or nothing the runs could resolve.
 
     python3 scripts/torch/binding.py --live RUN1/tradeoff.csv [--live RUN2/tradeoff.csv ...] \\
-        --cold COLD/cold.csv [--default-spec SPEC] [--lowwaste-spec SPEC] > binding.csv
+        --cold COLD1/cold.csv [--cold COLD2/cold.csv ...] [--default-spec SPEC] \
+        [--lowwaste-spec SPEC] > binding.csv
 
 --live: tradeoff_procs.py's output with the default SPEC as side a and the low-waste SPEC
 as side b. Per workload the row whose smaller side has the most processes is used (the
 later file on a tie); its run and revision are named. --cold: the cold.csv of
 tests/gpu/allocator_verdict.sh cold with both SPECs beside PyTorch's expandable segments
-(scripts/compare.d/cold.py). Writes CSV: '#' lines naming the inputs and the revisions,
+(scripts/compare.d/cold.py); per workload the file where the fewest processes of the
+three is the most (the later file on a tie). Writes CSV: '#' lines naming the inputs and the revisions,
 GPUs and drivers they record (git_revision, gpu, driver), then per workload the live source, each SPEC's
 processes, speed call and waste, the low-waste SPEC's mean-step ratio with its interval,
 each SPEC's cold ratio with its interval and call, and `binds`. Where the default's waste is
@@ -45,7 +47,7 @@ LOWWASTE_SPEC = "caching:segments=expandable,span=0,reclaim_max=0.008"
 FIELDS = ("workload", "live_run", "live_git", "default_n", "default_speed", "default_waste", "default_ratio_mean",
           "default_ratio_mean_lo", "default_ratio_mean_hi", "lowwaste_n",
           "lowwaste_speed", "lowwaste_waste", "lowwaste_ratio_mean", "lowwaste_ratio_mean_lo",
-          "lowwaste_ratio_mean_hi", "cold_n", "default_cold", "default_cold_lo", "default_cold_hi",
+          "lowwaste_ratio_mean_hi", "cold_n", "cold_git", "default_cold", "default_cold_lo", "default_cold_hi",
           "default_cold_call", "lowwaste_cold", "lowwaste_cold_lo", "lowwaste_cold_hi", "lowwaste_cold_call",
           "binds")
 
@@ -65,19 +67,28 @@ def read_live(path):
 
 
 def conditions(paths):
-    """The '# key: value' lines of the inputs that say where they come from, as one set of
-    '# git_revision / gpu / driver' lines (first seen first, each value once)."""
+    """The inputs' '# key: value' lines that say where they come from, as one line each of
+    git_revision, gpu and driver, their values comma-separated (first seen first, once)."""
     keys = {"git": "git_revision", "git_revision": "git_revision", "device": "gpu", "gpu": "gpu", "driver": "driver"}
-    seen = []
+    seen = {"git_revision": [], "gpu": [], "driver": []}
     for path in paths:
         with open(path) as fh:
             for line in fh:
                 if not line.startswith("# ") or ":" not in line:
                     continue
                 key, value = (x.strip() for x in line[2:].split(":", 1))
-                if key in keys and value and (keys[key], value) not in seen:
-                    seen.append((keys[key], value))
-    return [f"# {k}: {v}" for k, v in seen]
+                if key in keys and value and value not in seen[keys[key]]:
+                    seen[keys[key]].append(value)
+    return [f"# {k}: {', '.join(v)}" for k, v in seen.items() if v]
+
+
+def cold_revision(path):
+    """The '# git_revision:' of one cold.csv, or ''."""
+    with open(path) as fh:
+        for line in fh:
+            if line.startswith("# git_revision:"):
+                return line.split(":", 1)[1].strip()
+    return ""
 
 
 def best_rows(paths):
@@ -102,6 +113,21 @@ def binds(row, low_cold):
     return "; ".join(shown) if shown else "nothing shown"
 
 
+def best_cold(rates, workload, *specs):
+    """The ratios of specs against PyTorch's in the cold file where the fewest processes of
+    the three is the most (the later on a tie), and that file's index; (None, None), None
+    where no file has all three."""
+    best, most, which = (None, None), 0, None
+    for i, rate in enumerate(rates):
+        got = [cold.ratio(rate, workload, spec) for spec in specs]
+        if None in got:
+            continue
+        n = min(min(r["n"] for r in got), len(rate[(workload, cold.TORCH)]))
+        if n >= most:
+            best, most, which = tuple(got), n, i
+    return best, which
+
+
 def fmt(x, spec=".3f"):
     return "" if x is None else format(x, spec)
 
@@ -109,11 +135,11 @@ def fmt(x, spec=".3f"):
 def main(argv):
     ap = argparse.ArgumentParser(description="which limit binds, per zoo workload")
     ap.add_argument("--live", action="append", required=True, help="a tradeoff_procs.py CSV (repeatable)")
-    ap.add_argument("--cold", required=True, help="allocator_verdict.sh's cold.csv with both SPECs")
+    ap.add_argument("--cold", action="append", required=True, help="allocator_verdict.sh's cold.csv with both SPECs (repeatable)")
     ap.add_argument("--default-spec", default=DEFAULT_SPEC)
     ap.add_argument("--lowwaste-spec", default=LOWWASTE_SPEC)
     args = ap.parse_args(argv[1:])
-    for path in args.live + [args.cold]:
+    for path in args.live + args.cold:
         if not os.path.isfile(path):
             print(f"binding: no such file: {path}", file=sys.stderr)
             return 2
@@ -121,17 +147,17 @@ def main(argv):
     if not live:
         print("binding: no workload with processes on both sides in --live", file=sys.stderr)
         return 2
-    rate = cold.first_pass_rates(args.cold)
-    print(f"# binding: live {' '.join(args.live)}; cold {args.cold}")
-    for line in conditions(args.live + [args.cold]):
+    rates = [cold.first_pass_rates(path) for path in args.cold]
+    print(f"# binding: live {' '.join(args.live)}; cold {' '.join(args.cold)}")
+    for line in conditions(args.live + args.cold):
         print(line)
     w = csv.DictWriter(sys.stdout, FIELDS, lineterminator="\n")
     w.writeheader()
     missing = []
     for workload in sorted(live):
         row, cond = live[workload]
-        a, b = cold.ratio(rate, workload, args.default_spec), cold.ratio(rate, workload, args.lowwaste_spec)
-        if a is None or b is None:
+        (a, b), which = best_cold(rates, workload, args.default_spec, args.lowwaste_spec)
+        if a is None:
             missing.append(workload)
             continue
         w.writerow(dict(workload=workload, live_run=cond.get("run_id", ""), live_git=cond.get("git", ""),
@@ -140,12 +166,12 @@ def main(argv):
                         default_ratio_mean_hi=row["a_ratio_mean_hi"],
                         lowwaste_n=row["b_n"], lowwaste_speed=row["b_speed"], lowwaste_waste=row["b_waste"],
                         lowwaste_ratio_mean=row["b_ratio_mean"], lowwaste_ratio_mean_lo=row["b_ratio_mean_lo"],
-                        lowwaste_ratio_mean_hi=row["b_ratio_mean_hi"], cold_n=min(a["n"], b["n"]),
+                        lowwaste_ratio_mean_hi=row["b_ratio_mean_hi"], cold_n=min(a["n"], b["n"]), cold_git=cold_revision(args.cold[which]),
                         default_cold=fmt(a["estimate"]), default_cold_lo=fmt(a["lo"]), default_cold_hi=fmt(a["hi"]),
                         default_cold_call=a["call"], lowwaste_cold=fmt(b["estimate"]), lowwaste_cold_lo=fmt(b["lo"]),
                         lowwaste_cold_hi=fmt(b["hi"]), lowwaste_cold_call=b["call"], binds=binds(row, b)))
     if missing:
-        print(f"binding: no cold replay of both SPECs and PyTorch's for {', '.join(missing)} in {args.cold}",
+        print(f"binding: no cold replay of both SPECs and PyTorch's for {', '.join(missing)} in {' '.join(args.cold)}",
               file=sys.stderr)
         return 1
     return 0

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""make test: scripts/torch/tradeoff.py, tradeoff_procs.py, steps_from.py and relocation.py on synthetic run folders (no
-torch, no GPU)."""
+"""make test: scripts/torch/tradeoff.py, tradeoff_procs.py, steps_from.py, relocation.py and binding.py on synthetic run
+folders (no torch, no GPU)."""
 import csv
 import io
 import json
@@ -192,6 +192,66 @@ with tempfile.TemporaryDirectory() as run:
           (p.returncode, p.stderr, got))
     p = subprocess.run([sys.executable, os.path.join(HERE, "relocation.py"), logs], capture_output=True, text=True)
     check("relocation: a folder without logs/: exit 2", p.returncode == 2, (p.returncode, p.stderr))
+
+# --- binding.py: which limit binds, per workload, from tradeoff CSVs and cold replays ------
+LIVE_HEAD = "workload,a_n,a_speed,a_waste,a_ratio_mean,a_ratio_mean_lo,a_ratio_mean_hi," \
+            "b_n,b_speed,b_waste,b_ratio_mean,b_ratio_mean_lo,b_ratio_mean_hi\n"
+DEF, LOW, TORCH = "caching:segments=expandable", "caching:segments=expandable,span=0,reclaim_max=0.008", \
+    "torch:expandable_segments=1"
+
+
+def cold_csv(path, rev, procs):
+    """procs: {(trace, alloc): [ops/s, ...]}, one first-pass row each."""
+    with open(path, "w") as f:
+        f.write(f"# git_revision: {rev}\n# gpu: GPU-X\n# driver: 1.2\nround,trace,alloc,pass,ops_per_s,reserved_over_allocated\n")
+        for (trace, alloc), rates in procs.items():
+            for i, x in enumerate(rates):
+                f.write(f'{i + 1},{trace},"{alloc}",1,{x},1.01\n{i + 1},{trace},"{alloc}",2,{x * 9},1.01\n')
+
+
+with tempfile.TemporaryDirectory() as d:
+    bd = [sys.executable, os.path.join(HERE, "binding.py")]
+    live4, live12, cold4, cold12 = (os.path.join(d, n) for n in ("l4.csv", "l12.csv", "c4.csv", "c12.csv"))
+    with open(live4, "w") as f:  # 4 a side: every workload; wT's row is replaced by the 12-a-side run
+        f.write("# run_id: r4\n# git: aaa\n# device: GPU-X\n" + LIVE_HEAD +
+                "wOK,4,ok,1.01,1.0,0.99,1.02,4,ok,1.01,1.0,0.99,1.02\n"
+                "wT,4,inconclusive,1.05,1.0,0.9,1.1,4,inconclusive,1.01,1.0,0.9,1.1\n"
+                "wS,4,ok,1.10,1.0,0.99,1.02,4,slower,1.03,1.5,1.2,1.8\n"
+                "wN,4,inconclusive,1.10,1.0,0.9,1.1,4,inconclusive,1.01,1.0,0.9,1.1\n"
+                "wU,4,inconclusive,1.01,1.0,0.9,1.1,4,inconclusive,1.01,1.0,0.9,1.1\n")
+    with open(live12, "w") as f:
+        f.write("# run_id: r12\n# git: bbb\n" + LIVE_HEAD + "wT,12,ok,1.05,1.0,0.99,1.02,12,ok,1.008,1.0,0.99,1.02\n")
+    fast, slow = [100.0, 110, 120, 130], [10.0, 11, 12, 13]
+    base = {(w, TORCH): [50.0, 55, 60, 65] for w in ("wOK", "wT", "wS", "wN", "wU")}
+    cold_csv(cold4, "ccc", {**base, **{(w, DEF): fast for w in ("wOK", "wT", "wS", "wN", "wU")},
+                            ("wOK", LOW): fast, ("wT", LOW): fast, ("wS", LOW): slow, ("wN", LOW): fast,
+                            ("wU", LOW): fast})
+    # the 12-a-side cold run has wT only, the low-waste SPEC slower there
+    cold_csv(cold12, "ddd", {("wT", TORCH): [50.0 + i for i in range(12)], ("wT", DEF): [100.0 + i for i in range(12)],
+                             ("wT", LOW): [10.0 + i for i in range(12)]})
+    p = subprocess.run(bd + ["--live", live4, "--live", live12, "--cold", cold4, "--cold", cold12],
+                       capture_output=True, text=True)
+    got = {r["workload"]: r for r in csv.DictReader(line for line in p.stdout.splitlines() if not line.startswith("#"))}
+    meta = [line for line in p.stdout.splitlines() if line.startswith("#")]
+    check("binding: per workload what binds",
+          p.returncode == 0 and {w: r["binds"] for w, r in got.items()} ==
+          {"wOK": "default meets both", "wT": "cold replay", "wS": "waste; step time; cold replay",
+           "wN": "nothing shown", "wU": "default's speed unresolved"}, (p.returncode, p.stderr, got))
+    check("binding: the live row with the most processes, and the cold file with the most",
+          got.get("wT", {}).get("live_run") == "r12" and got["wT"]["default_n"] == "12" and got["wT"]["cold_n"] == "12"
+          and got["wT"]["lowwaste_cold_call"] == "slower" and got["wN"]["cold_n"] == "4"
+          and got["wN"]["lowwaste_cold_call"] == "at least as fast", got.get("wT"))
+    check("binding: the inputs' revisions, GPU and driver as metadata",
+          all(m in meta for m in ("# git_revision: aaa, bbb, ccc, ddd", "# gpu: GPU-X", "# driver: 1.2"))
+          and got["wT"]["cold_git"] == "ddd" and got["wN"]["cold_git"] == "ccc", (meta, got.get("wT")))
+    renders("zoo_binding.gp", d, p.stdout)
+    cold_csv(cold4, "ccc", {**base, **{(w, DEF): fast for w in ("wOK", "wT", "wS", "wN", "wU")}})
+    p = subprocess.run(bd + ["--live", live4, "--cold", cold4], capture_output=True, text=True)
+    check("binding: a workload without the low-waste SPEC's cold replay: exit 1, named",
+          p.returncode == 1 and "wOK" in p.stderr, (p.returncode, p.stderr))
+    p = subprocess.run(bd + ["--live", os.path.join(d, "none.csv"), "--cold", cold4], capture_output=True, text=True)
+    check("binding: a missing input: exit 2, named", p.returncode == 2 and "none.csv" in p.stderr,
+          (p.returncode, p.stderr))
 
 print(f"{'FAILED' if failed else 'passed'}: test_tradeoff, {checks - failed} passed, {failed} failed, {skipped} skipped")
 sys.exit(1 if failed else 0)

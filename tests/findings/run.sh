@@ -146,6 +146,23 @@ with tarfile.open(sys.argv[1], 'w:gz') as t:
 check "an archive member outside its folder is refused" 2 $gen --root "$root" --spec "$tmp/spec/agg.tsv" "$root/AGG.md"
 expect "naming it" 'member ../escape.csv leaves the archive'
 
+# --- a text figure: one row's words as stored, nothing else --------------------------------
+tdir=$root/results/reference/h100-text-abc1234
+mkdir -p "$tdir" && touch "$tdir/COMPLETE" && printf '# git_revision: abc1234\nworkload,binds\nwA,cold replay; step time\nwB,<b>x</b>\nwC,a\nwC,b\n' >"$tdir/t.csv"
+printf 'block\ttxt\tresults/reference/h100-text-abc1234\tcmd\n' >"$tmp/spec/text.tsv"
+printf 'fig\ttxt\twhy\tt.csv\tworkload=wA\tbinds\ttext\ts\n' >>"$tmp/spec/text.tsv"
+echo 'wA: {why}' >"$tmp/spec/blocks/txt.md"
+printf '<!-- findings:txt begin -->\n<!-- findings:txt end -->\n' >"$root/TXT.md"
+check "a text figure" 0 $gen --root "$root" --spec "$tmp/spec/text.tsv" "$root/TXT.md"
+cp "$root/TXT.md" "$tmp/out"
+expect "prints the stored words" '^wA: cold replay; step time$'
+sed -i 's/workload=wA/workload=wB/' "$tmp/spec/text.tsv"
+check "a text with markup is refused" 2 $gen --root "$root" --spec "$tmp/spec/text.tsv" "$root/TXT.md"
+expect "naming it" 'holds characters a findings block does not print'
+sed -i 's/workload=wB/workload=wC/' "$tmp/spec/text.tsv"
+check "a text figure matching two rows is an error" 2 $gen --root "$root" --spec "$tmp/spec/text.tsv" "$root/TXT.md"
+expect "saying so" "'text' needs exactly one row, 2 match"
+
 # --- the real findings_rep block on a fake folder of tests/gpu/findings_remeasure.sh's layout ---
 rep_root=$tmp/reproot
 mkdir -p "$tmp/repspec/blocks" "$rep_root"
