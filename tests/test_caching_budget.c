@@ -72,6 +72,26 @@ static void test_relocating_every_step_raises_the_budget_and_the_waste(void **st
     assert_true(fixed.waste < adaptive.waste);
 }
 
+/* raise_maps: the relocating map calls a window may hold before the budget doubles. The
+ * program relocates 16 chunks a step (span=0), 112 in its 8 steps, all in one window. */
+static void test_raise_maps_sets_how_much_relocation_raises_the_budget(void **state)
+{
+    (void)state;
+    run patient = steps("sim:capacity=1GiB", ADAPTIVE ",raise_maps=200", 0);
+    run eager = steps("sim:capacity=1GiB", ADAPTIVE ",raise_maps=20", 0);
+    run dflt = steps("sim:capacity=1GiB", ADAPTIVE, 0); /* raise_maps=10 */
+    /* Under the threshold the budget stays where it started, relocating as a fixed one does. */
+    assert_true(patient.info.budget == 0.008);
+    assert_true(patient.waste <= 1.008 + 2.0 / 64);
+    /* Over it the budget rises, sooner and so higher the lower the threshold, and the
+     * relocation stops sooner. */
+    assert_true(eager.info.budget > 0.008);
+    assert_true(dflt.info.budget > eager.info.budget);
+    assert_true(dflt.waste > eager.waste && eager.waste > patient.waste);
+    assert_true(patient.info.relocation_maps_exposed >= eager.info.relocation_maps_exposed);
+    assert_true(eager.info.relocation_maps_exposed > dflt.info.relocation_maps_exposed);
+}
+
 static void test_relocation_is_counted_hidden_only_behind_queued_work(void **state)
 {
     (void)state;
@@ -153,5 +173,6 @@ static void test_relocation_under_pressure_survives_host_failures(void **state)
 }
 
 VL_TEST_MAIN(cmocka_unit_test(test_relocating_every_step_raises_the_budget_and_the_waste),
+             cmocka_unit_test(test_raise_maps_sets_how_much_relocation_raises_the_budget),
              cmocka_unit_test(test_relocation_is_counted_hidden_only_behind_queued_work),
              cmocka_unit_test(test_relocation_under_pressure_survives_host_failures))

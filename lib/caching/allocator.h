@@ -158,6 +158,7 @@ typedef struct vl_caching_config {
     size_t span;           /* expandable: most bytes one map call covers (spans.h); 0: one chunk */
     double reclaim;        /* expandable: reserved cap above peak allocated (fraction); < 0 off */
     double reclaim_max;    /* expandable: the most the budget rises to when reclaim churns (budget.c) */
+    int raise_maps;        /* expandable: relocating map calls in a budget window above which it doubles */
     int split_toward_hole; /* expandable, split=hole: a remainder goes next to an unmapped hole before the block */
     int pack;              /* expandable with pack=1 (0 for classic): lowest of a few fits; idle ranges laid out again */
     int oom_report;        /* print the OOM report to stderr */

@@ -46,10 +46,14 @@ static const vl_opt caching_options[] = {
              "-1: unmap only on trim and under memory pressure, like PyTorch"},
     {.name = "reclaim_max", .kind = VL_OPT_DOUBLE, .default_value = "0.25", .min = -DBL_MAX, .max = DBL_MAX,
      .help = "expandable: the most the reclaim budget rises to. It starts at reclaim and doubles whenever "
-             "map calls made while reclaiming exceed 10 in 1,024 allocations at a steady peak, so that a "
+             "map calls made while reclaiming exceed raise_maps in 1,024 allocations at a steady peak, so that a "
              "workload whose free memory does not fit its next requests stops unmapping and mapping the "
              "same memory every step and pays in waste instead (lib/caching/README.md); at most "
              "reclaim: a fixed budget"},
+    {.name = "raise_maps", .kind = VL_OPT_INT, .default_value = "10", .min = 1, .max = 1024,
+     .help = "expandable: map calls made while reclaiming, in 1,024 allocations at a steady peak, above "
+             "which the reclaim budget doubles (up to reclaim_max). Higher keeps the budget tight longer "
+             "and relocates more; spans make each relocation fewer calls (lib/caching/README.md)"},
     {.name = "split", .kind = VL_OPT_ENUM, .default_value = "hole", .choices = "low|hole",
      .help = "expandable: where a split block's remainder goes: low = after the request (as PyTorch); "
              "hole = before it when the block follows an unmapped hole, so a later, larger request "
@@ -92,6 +96,7 @@ static int caching_open(vl_allocator *a, const vl_spec *spec, char *err, size_t 
     cfg.oom_report = vl_spec_bool(spec, "oom_report");
     cfg.reclaim = vl_spec_double(spec, "reclaim");
     cfg.reclaim_max = vl_spec_double(spec, "reclaim_max");
+    cfg.raise_maps = (int)vl_spec_int(spec, "raise_maps");
     cfg.split_toward_hole = vl_spec_choice(spec, "split") == 1;
     cfg.pack = cfg.expandable && vl_spec_bool(spec, "pack"); /* classic segments have nothing to pack */
     cfg.park = vl_spec_bool(spec, "park") && !cfg.pack; /* pack=1 lays an idle stream out at its last free */

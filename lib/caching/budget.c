@@ -5,9 +5,9 @@
  * blocks are split up by smaller requests between steps; shapes that change every step)
  * each step unmaps free chunks in one place to map the same amount in another: device
  * calls every step, for no growth. So the budget starts at cfg.reclaim and doubles,
- * up to cfg.reclaim_max, whenever map calls made while reclaiming exceed
- * VL_BUDGET_MAPS_PER_WINDOW within VL_BUDGET_WINDOW allocations: in steady state such
- * calls stay under about 1 per 100 allocations, and a workload that needs the room
+ * up to cfg.reclaim_max, whenever map calls made while reclaiming exceed cfg.raise_maps
+ * (10 by default) within VL_BUDGET_WINDOW allocations: in steady state such calls then
+ * stay under about 1 per 100 allocations, and a workload that needs the room
  * pays it once, in waste, instead of on every step. It never falls back: a workload's
  * layout need does not shrink while it runs.
  *
@@ -26,7 +26,6 @@
 #include "clock.h"
 
 #define VL_BUDGET_WINDOW 1024          /* allocations */
-#define VL_BUDGET_MAPS_PER_WINDOW 10   /* relocating map calls allowed in one window */
 #define VL_BUDGET_FLOOR 0.004          /* where doubling starts when reclaim is 0 */
 
 static void window_restart(vl_caching *c)
@@ -48,7 +47,7 @@ void vl_budget_relocated(vl_caching *c, int64_t maps)
     if (c->st.allocs - c->budget_window_allocs >= VL_BUDGET_WINDOW || c->allocated_high_water > c->budget_window_high_water)
         window_restart(c);
     c->budget_window_maps += maps;
-    if (c->budget_window_maps <= VL_BUDGET_MAPS_PER_WINDOW || c->budget >= c->cfg.reclaim_max) return;
+    if (c->budget_window_maps <= c->cfg.raise_maps || c->budget >= c->cfg.reclaim_max) return;
     double raised = c->budget < VL_BUDGET_FLOOR ? VL_BUDGET_FLOOR : 2.0 * c->budget;
     c->budget = raised < c->cfg.reclaim_max ? raised : c->cfg.reclaim_max;
     window_restart(c); /* one raise per window */
