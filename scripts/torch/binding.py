@@ -7,7 +7,7 @@ default is over 1.02, this says what the low-waste SPEC, which holds waste down,
 instead: step time, the cold replay, or nothing the runs could resolve.
 
     python3 scripts/torch/binding.py --live RUN1/tradeoff.csv [--live RUN2/tradeoff.csv ...] \\
-        --cold COLD1/cold.csv [--cold COLD2/cold.csv ...] [--default-spec SPEC] \
+        --cold COLD1/cold.csv [--cold COLD2/cold.csv ...] [--default-spec SPEC] \\
         [--lowwaste-spec SPEC] > binding.csv
 
 --live: tradeoff_procs.py's output with the default SPEC as side a and the low-waste SPEC
@@ -15,12 +15,14 @@ as side b. Per workload the row whose smaller side has the most processes is use
 later file on a tie); its run and revision are named. --cold: the cold.csv of
 tests/gpu/allocator_verdict.sh cold with both SPECs beside PyTorch's expandable segments
 (scripts/compare.d/cold.py); per workload the file where the fewest processes of the
-three is the most (the later file on a tie). Writes CSV: '#' lines naming the inputs and the revisions,
-GPUs and drivers they record (git_revision, gpu, driver), then per workload the live source, each SPEC's
-processes, speed call and waste, the low-waste SPEC's mean-step ratio with its interval,
-each SPEC's cold ratio with its interval and call, and `binds`. Where the default's waste is
-within 1.02, its own speed call: "default meets both", "default slower" or "default's
-speed unresolved". Where it is over, what the runs show against the low-waste SPEC, any of
+three is the most (the later file on a tie), its revision named.
+
+Writes CSV: '#' lines naming the inputs and the revisions, GPUs and drivers they record
+(git_revision, gpu, driver), then per workload: the live source; each SPEC's processes,
+speed call, waste and mean-step ratio to PyTorch's default with its interval; each SPEC's
+cold ratio with its interval and call; and `binds`. Where the default's waste is within
+1.02, its own speed call: "default meets both", "default slower" or "default's speed
+unresolved". Where it is over, what the runs show against the low-waste SPEC, any of
 
   waste          its peak reserved / peak allocated is over 1.02 too
   step time      it is slower than 1.03x PyTorch's default live
