@@ -51,13 +51,9 @@ def matching_files(folder, pattern, figure, legacy):
     return paths
 
 
-def samples(figure, folder, where, source, legacy):
-    """One list of numbers per file (per process), from the rows that match WHERE."""
-    per_file, unknown = [], 0
-    where = dict(where)
-    files = figure.files
-    if "file" in where:  # AGAINST's own files (file=GLOB): the other side of a ratio
-        files = where.pop("file")[0][1]
+def matching_rows(figure, folder, files, where, source, legacy):
+    """Per file: (header, [the rows that match WHERE]); a missing column or a malformed
+    row is an error naming it."""
     for path in matching_files(folder, files, figure, legacy):
         meta, header, rows = read(path)
         source.meta[path] = meta
@@ -65,22 +61,36 @@ def samples(figure, folder, where, source, legacy):
             if col not in header:
                 raise SpecError(f"{figure}: {os.path.relpath(path)} has no column {col}")
         idx = {c: header.index(c) for c in where}
-        col = header.index(figure.column.name)
-        over = header.index(figure.column.over) if figure.column.over else None
-        values = []
+        matched = []
         for number, row in enumerate(rows, 1):
             if len(row) != len(header):
                 raise SpecError(f"{figure}: {os.path.relpath(path)}: data row {number} has {len(row)} fields, "
                                 f"the header {len(header)}: a malformed file is not a result")
             if all(matches(conds, row[idx[c]]) for c, conds in where.items()):
-                v = vlresults.number(row[col])
-                if v is not None and over is not None:
-                    d = vlresults.number(row[over])
-                    v = v / d if d else None  # unknown or 0 below: no ratio
-                if v is None:
-                    unknown += 1
-                else:
-                    values.append(v * figure.column.factor)
+                matched.append(row)
+        yield header, matched
+
+
+def samples(figure, folder, where, source, legacy):
+    """One list of numbers per file (per process), from the rows that match WHERE."""
+    per_file, unknown = [], 0
+    where = dict(where)
+    files = figure.files
+    if "file" in where:  # AGAINST's own files (file=GLOB): the other side of a ratio
+        files = where.pop("file")[0][1]
+    for header, rows in matching_rows(figure, folder, files, where, source, legacy):
+        col = header.index(figure.column.name)
+        over = header.index(figure.column.over) if figure.column.over else None
+        values = []
+        for row in rows:
+            v = vlresults.number(row[col])
+            if v is not None and over is not None:
+                d = vlresults.number(row[over])
+                v = v / d if d else None  # unknown or 0 below: no ratio
+            if v is None:
+                unknown += 1
+            else:
+                values.append(v * figure.column.factor)
         per_file.append(values)
     if not any(per_file):
         where_text = f"in {files} where {describe(where)}"
@@ -128,17 +138,9 @@ SAFE_TEXT = re.compile(r"[A-Za-z0-9 .,;:'()_-]+")
 
 def text_of(figure, folder, source, legacy):
     """The COLUMN's text in the one row that matches WHERE (stat text)."""
-    found = []
-    for path in matching_files(folder, figure.files, figure, legacy):
-        meta, header, rows = read(path)
-        source.meta[path] = meta
-        for col in list(figure.where) + [figure.column.name]:
-            if col not in header:
-                raise SpecError(f"{figure}: {os.path.relpath(path)} has no column {col}")
-        idx = {c: header.index(c) for c in figure.where}
-        col = header.index(figure.column.name)
-        found += [row[col] for row in rows if len(row) == len(header)
-                  and all(matches(conds, row[idx[c]]) for c, conds in figure.where.items())]
+    found = [row[header.index(figure.column.name)]
+             for header, rows in matching_rows(figure, folder, figure.files, figure.where, source, legacy)
+             for row in rows]
     if len(found) != 1:
         raise SpecError(f"{figure}: 'text' needs exactly one row, {len(found)} match in {figure.files} "
                         f"where {describe(figure.where)}")

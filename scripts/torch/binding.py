@@ -29,7 +29,8 @@ unresolved". Where it is over, what the runs show against the low-waste SPEC, an
   cold replay    its cold replay is slower than PyTorch's expandable segments
 
 joined by "; ", or "nothing shown" where none is (its live speed or its cold replay then
-unresolved, or it could serve there: the calls say which).
+unresolved, or it could serve there: the calls say which); "no result" where a SPEC's
+waste is missing.
 
 Exit 1 where a workload of --live has no cold rows for a SPEC (nothing compared there),
 2 on usage."""
@@ -107,6 +108,8 @@ def best_rows(paths):
 
 def binds(row, low_cold):
     """What the runs show binds for one workload (see the module's text)."""
+    if not row["a_waste"] or not row["b_waste"]:
+        return "no result"  # a SPEC without a peak: nothing to weigh
     if float(row["a_waste"]) <= bench_stats.WASTE_LIMIT:
         return {"ok": "default meets both", "slower": "default slower"}.get(row["a_speed"], "default's speed unresolved")
     shown = [what for what, holds in (("waste", float(row["b_waste"]) > bench_stats.WASTE_LIMIT),

@@ -218,14 +218,15 @@ with tempfile.TemporaryDirectory() as d:
                 "wT,4,inconclusive,1.05,1.0,0.9,1.1,4,inconclusive,1.01,1.0,0.9,1.1\n"
                 "wS,4,ok,1.10,1.0,0.99,1.02,4,slower,1.03,1.5,1.2,1.8\n"
                 "wN,4,inconclusive,1.10,1.0,0.9,1.1,4,inconclusive,1.01,1.0,0.9,1.1\n"
-                "wU,4,inconclusive,1.01,1.0,0.9,1.1,4,inconclusive,1.01,1.0,0.9,1.1\n")
+                "wU,4,inconclusive,1.01,1.0,0.9,1.1,4,inconclusive,1.01,1.0,0.9,1.1\n"
+                "wE,4,inconclusive,1.05,1.0,0.9,1.1,4,inconclusive,,,,\n")
     with open(live12, "w") as f:
         f.write("# run_id: r12\n# git: bbb\n" + LIVE_HEAD + "wT,12,ok,1.05,1.0,0.99,1.02,12,ok,1.008,1.0,0.99,1.02\n")
     fast, slow = [100.0, 110, 120, 130], [10.0, 11, 12, 13]
-    base = {(w, TORCH): [50.0, 55, 60, 65] for w in ("wOK", "wT", "wS", "wN", "wU")}
-    cold_csv(cold4, "ccc", {**base, **{(w, DEF): fast for w in ("wOK", "wT", "wS", "wN", "wU")},
+    base = {(w, TORCH): [50.0, 55, 60, 65] for w in ("wOK", "wT", "wS", "wN", "wU", "wE")}
+    cold_csv(cold4, "ccc", {**base, **{(w, DEF): fast for w in ("wOK", "wT", "wS", "wN", "wU", "wE")},
                             ("wOK", LOW): fast, ("wT", LOW): fast, ("wS", LOW): slow, ("wN", LOW): fast,
-                            ("wU", LOW): fast})
+                            ("wU", LOW): fast, ("wE", LOW): fast})
     # the 12-a-side cold run has wT only, the low-waste SPEC slower there
     cold_csv(cold12, "ddd", {("wT", TORCH): [50.0 + i for i in range(12)], ("wT", DEF): [100.0 + i for i in range(12)],
                              ("wT", LOW): [10.0 + i for i in range(12)]})
@@ -236,7 +237,8 @@ with tempfile.TemporaryDirectory() as d:
     check("binding: per workload what binds",
           p.returncode == 0 and {w: r["binds"] for w, r in got.items()} ==
           {"wOK": "default meets both", "wT": "cold replay", "wS": "waste; step time; cold replay",
-           "wN": "nothing shown", "wU": "default's speed unresolved"}, (p.returncode, p.stderr, got))
+           "wN": "nothing shown", "wU": "default's speed unresolved", "wE": "no result"},
+          (p.returncode, p.stderr, got))
     check("binding: the live row with the most processes, and the cold file with the most",
           got.get("wT", {}).get("live_run") == "r12" and got["wT"]["default_n"] == "12" and got["wT"]["cold_n"] == "12"
           and got["wT"]["lowwaste_cold_call"] == "slower" and got["wN"]["cold_n"] == "4"
