@@ -1,4 +1,4 @@
-/* Stream-ordered release of expandable spans (spans.h; by default one chunk each):
+/* Stream-ordered release of expandable spans (spans.h; up to cfg.span each, 64 MiB by default):
  * unmap memory only once the work that
  * used it is known complete, without waiting for the device on the alloc/free path.
  *

@@ -1,7 +1,7 @@
 /* segments=expandable: each stream and pool owns virtual address ranges as large as the
  * device, and physical memory is mapped into them in whole chunks (chunk sizes grow
  * with the offset, chunks.h), one dev->ops->map per span of at most cfg.span bytes
- * (spans.h; by default one chunk per call), only where blocks need it. Free space next to mapped
+ * (spans.h; 64 MiB by default), only where blocks need it. Free space next to mapped
  * space grows instead of a new segment being made, so there is no per-segment rounding
  * and no stranded segment tails: reserved stays close to allocated. Trim, memory
  * pressure and reclaim unmap spans that lie entirely inside a FREE block.
