@@ -49,11 +49,11 @@ if (nsim_ > 0) {
 # A string as one shell word: '...' with each ' written as '\''.
 shq_(s) = (q_ = strstrt(s, "'")) ? s[1:q_ - 1] . "'\\''" . shq_(s[q_ + 1:]) : s
 shq(s) = "'" . shq_(s) . "'"
+# The workloads of a CSV with a workload column first, sorted, separated by spaces.
+workloads(f) = system(sprintf("awk -F, '!/^#/ && $1 != \"workload\" {print $1}' %s | sort -u | tr '\\n' ' '", shq(f)))
 # A CSV whose quoted fields hold commas (a SPEC), which gnuplot would split, read through
 # awk with the commas inside quotes turned into ';' and the quotes dropped:
 #   plot unquoted(FILE[1]) using ...
-# The workloads of a CSV with a workload column first, sorted, separated by spaces.
-workloads(f) = system(sprintf("awk -F, '!/^#/ && $1 != \"workload\" {print $1}' %s | sort -u | tr '\\n' ' '", shq(f)))
 unquoted(f) = sprintf("< awk '{o=\"\"; q=0; for (i = 1; i <= length($0); i++) { c = substr($0, i, 1); if (c == \"\\\"\") q = !q; else if (c == \",\" && q) o = o \";\"; else o = o c } print o}' %s", shq(f))
 
 set terminal pngcairo size 1100,700 enhanced font 'DejaVu Sans,10'

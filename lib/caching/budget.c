@@ -81,10 +81,10 @@ void vl_budget_mapped(vl_caching *c)
      * that first finds it complete may have run partly after it: from that map's start
      * (the previous look) on, the time counts as exposed. */
     c->watch_done = c->dev->ops->event_query(c->dev, c->watch->event) != 0;
-    if (!c->watch_done) { /* found complete: watch_exposed_ns stays at the previous look */
+    if (!c->watch_done) { /* still running: this map was hidden, exposed time starts after it */
         c->watch_hidden++;
         c->watch_exposed_ns = vl_now_ns();
-    }
+    } /* found complete: watch_exposed_ns stays at the previous look */
 }
 
 void vl_budget_relocated_watched(vl_caching *c, int64_t maps)

@@ -306,11 +306,14 @@ size_t vl_torch_trim(int device)
     return released;
 }
 
-#define STAT_FIELD(f) {#f, offsetof(vl_alloc_stats, f)}
-static const struct {
+/* A statistic's name and where its int64_t lies in the struct that holds it. */
+typedef struct stat_field {
     const char *name;
     size_t offset;
-} stat_fields[] = {
+} stat_field;
+
+#define STAT_FIELD(f) {#f, offsetof(vl_alloc_stats, f)}
+static const stat_field stat_fields[] = {
     STAT_FIELD(requested_bytes),      STAT_FIELD(peak_requested_bytes),
     STAT_FIELD(allocated_bytes),      STAT_FIELD(peak_allocated_bytes),
     STAT_FIELD(reserved_bytes),       STAT_FIELD(peak_reserved_bytes),
@@ -324,13 +327,25 @@ static const struct {
 
 /* The reclaim budget's counts (caching.h: vl_budget_info); budget_ppm is read apart. */
 #define BUDGET_FIELD(f) {#f, offsetof(vl_budget_info, f)}
-static const struct {
-    const char *name;
-    size_t offset;
-} budget_fields[] = {
+static const stat_field budget_fields[] = {
     BUDGET_FIELD(relocation_maps_hidden), BUDGET_FIELD(relocation_maps_exposed), BUDGET_FIELD(relocation_map_ns),
     BUDGET_FIELD(relocation_exposed_ns),  BUDGET_FIELD(relocation_unmap_ns),
 };
+
+/* The entry of table[0..n) named name, or NULL. */
+static const stat_field *field_named(const stat_field *table, size_t n, const char *name)
+{
+    for (size_t i = 0; i < n; i++)
+        if (strcmp(table[i].name, name) == 0) return &table[i];
+    return NULL;
+}
+
+static int64_t field_value(const void *from, const stat_field *f)
+{
+    int64_t v;
+    memcpy(&v, (const char *)from + f->offset, sizeof v);
+    return v;
+}
 
 int64_t vl_torch_stat(int device, const char *name)
 {
@@ -351,25 +366,19 @@ int64_t vl_torch_stat(int device, const char *name)
         vl_budget_info info;
         if (vl_caching_budget_info(a, &info) != 0) return VL_UNKNOWN;
         if (strcmp(name, "budget_ppm") == 0) return (int64_t)(info.budget * 1e6 + 0.5);
-        for (size_t i = 0; i < sizeof budget_fields / sizeof *budget_fields; i++)
-            if (strcmp(name, budget_fields[i].name) == 0)
-                return *(const int64_t *)((const char *)&info + budget_fields[i].offset);
-        return VL_UNKNOWN;
+        const stat_field *f = field_named(budget_fields, sizeof budget_fields / sizeof *budget_fields, name);
+        return f ? field_value(&info, f) : VL_UNKNOWN;
     }
     if (strcmp(name, "alloc_ns") == 0 || strcmp(name, "free_ns") == 0) {
         if (!timing) return VL_UNKNOWN;
         return (int64_t)atomic_load_explicit(name[0] == 'a' ? &alloc_ns[which][device] : &free_ns[which][device],
                                              memory_order_relaxed);
     }
-    for (size_t i = 0; i < sizeof stat_fields / sizeof stat_fields[0]; i++) {
-        if (strcmp(stat_fields[i].name, name) != 0) continue;
-        vl_alloc_stats st;
-        vl_alloc_stats_get(a, &st);
-        int64_t v;
-        memcpy(&v, (const char *)&st + stat_fields[i].offset, sizeof v);
-        return v;
-    }
-    return VL_UNKNOWN;
+    const stat_field *f = field_named(stat_fields, sizeof stat_fields / sizeof *stat_fields, name);
+    if (f == NULL) return VL_UNKNOWN;
+    vl_alloc_stats st;
+    vl_alloc_stats_get(a, &st);
+    return field_value(&st, f);
 }
 
 void vl_torch_reset_peaks(int device)

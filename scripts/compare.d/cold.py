@@ -4,7 +4,6 @@ pass: round, trace, alloc, pass, ops_per_s, reserved_over_allocated), and the ra
 SPEC's to PyTorch's between processes: the Hodges-Lehmann estimate on the log scale with
 its 95% interval, and the call the verdict script makes of it ("at least as fast" where
 the interval's lower end is at least 1, "slower" where its upper end is below 1)."""
-import csv
 import math
 import os
 import statistics
@@ -13,18 +12,25 @@ from collections import defaultdict
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import rankstats  # noqa: E402
+import vlresults  # noqa: E402
 
 TORCH = "torch:expandable_segments=1"
 
 
+def read(path):
+    """(its '#' metadata, {(trace, alloc): [ops/s of each process's first pass]}) of one cold.csv."""
+    meta, header, rows = vlresults.read_csv(path)
+    col = {name: i for i, name in enumerate(header)}
+    rate = defaultdict(list)
+    for r in rows:
+        if r[col["pass"]] == "1" and r[col["ops_per_s"]]:
+            rate[(r[col["trace"]], r[col["alloc"]])].append(float(r[col["ops_per_s"]]))
+    return meta, rate
+
+
 def first_pass_rates(path):
     """{(trace, alloc): [ops/s of each process's first pass]}."""
-    rate = defaultdict(list)
-    with open(path) as fh:
-        for r in csv.DictReader(line for line in fh if not line.startswith("#")):
-            if r["pass"] == "1" and r["ops_per_s"]:
-                rate[(r["trace"], r["alloc"])].append(float(r["ops_per_s"]))
-    return rate
+    return read(path)[1]
 
 
 def ratio(rate, trace, spec, base=TORCH):

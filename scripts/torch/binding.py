@@ -44,6 +44,7 @@ sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(os.path.dirname(HERE), "compare.d"))
 import bench_stats  # noqa: E402
 import cold  # noqa: E402
+import vlresults  # noqa: E402
 
 DEFAULT_SPEC = "caching:segments=expandable"
 LOWWASTE_SPEC = "caching:segments=expandable,span=0,reclaim_max=0.008"
@@ -56,54 +57,33 @@ FIELDS = ("workload", "live_run", "live_git", "default_n", "default_speed", "def
 
 
 def read_live(path):
-    """(conditions {run_id, git}, [rows]) of one tradeoff.csv."""
-    cond = {}
-    with open(path) as fh:
-        lines = fh.read().splitlines()
-    for line in lines:
-        if line.startswith("# run_id:"):
-            cond["run_id"] = line.split(":", 1)[1].strip()
-        elif line.startswith("# git:"):
-            cond["git"] = line.split(":", 1)[1].strip()
-    rows = list(csv.DictReader(line for line in lines if not line.startswith("#")))
-    return cond, rows
+    """('#' metadata, [rows as dicts]) of one tradeoff.csv."""
+    meta, header, rows = vlresults.read_csv(path)
+    return meta, [dict(zip(header, r)) for r in rows]
 
 
-def conditions(paths):
-    """The inputs' '# key: value' lines that say where they come from, as one line each of
+def conditions(metas):
+    """The inputs' metadata that says where they come from, as one '#' line each of
     git_revision, gpu and driver, their values comma-separated (first seen first, once)."""
     keys = {"git": "git_revision", "git_revision": "git_revision", "device": "gpu", "gpu": "gpu", "driver": "driver"}
     seen = {"git_revision": [], "gpu": [], "driver": []}
-    for path in paths:
-        with open(path) as fh:
-            for line in fh:
-                if not line.startswith("# ") or ":" not in line:
-                    continue
-                key, value = (x.strip() for x in line[2:].split(":", 1))
-                if key in keys and value and value not in seen[keys[key]]:
-                    seen[keys[key]].append(value)
+    for meta in metas:
+        for key, value in meta.items():
+            if key in keys and value and value not in seen[keys[key]]:
+                seen[keys[key]].append(value)
     return [f"# {k}: {', '.join(v)}" for k, v in seen.items() if v]
 
 
-def cold_revision(path):
-    """The '# git_revision:' of one cold.csv, or ''."""
-    with open(path) as fh:
-        for line in fh:
-            if line.startswith("# git_revision:"):
-                return line.split(":", 1)[1].strip()
-    return ""
-
-
-def best_rows(paths):
-    """{workload: (row, cond)}: the row whose smaller side has the most processes."""
+def best_rows(lives):
+    """{workload: (row, meta)} over the (meta, rows) of each --live file: the row whose
+    smaller side has the most processes."""
     best = {}
-    for path in paths:
-        cond, rows = read_live(path)
+    for meta, rows in lives:
         for r in rows:
             n = min(int(r["a_n"] or 0), int(r["b_n"] or 0))
             if n and (r["workload"] not in best or n >= best[r["workload"]][2]):
-                best[r["workload"]] = (r, cond, n)
-    return {w: (r, c) for w, (r, c, _) in best.items()}
+                best[r["workload"]] = (r, meta, n)
+    return {w: (r, m) for w, (r, m, _) in best.items()}
 
 
 def binds(row, low_cold):
@@ -148,30 +128,32 @@ def main(argv):
         if not os.path.isfile(path):
             print(f"binding: no such file: {path}", file=sys.stderr)
             return 2
-    live = best_rows(args.live)
+    lives = [read_live(path) for path in args.live]
+    live = best_rows(lives)
     if not live:
         print("binding: no workload with processes on both sides in --live", file=sys.stderr)
         return 2
-    rates = [cold.first_pass_rates(path) for path in args.cold]
+    colds = [cold.read(path) for path in args.cold]
+    rates = [rate for _, rate in colds]
     print(f"# binding: live {' '.join(args.live)}; cold {' '.join(args.cold)}")
-    for line in conditions(args.live + args.cold):
+    for line in conditions([meta for meta, _ in lives] + [meta for meta, _ in colds]):
         print(line)
     w = csv.DictWriter(sys.stdout, FIELDS, lineterminator="\n")
     w.writeheader()
     missing = []
     for workload in sorted(live):
-        row, cond = live[workload]
+        row, meta = live[workload]
         (a, b), which = best_cold(rates, workload, args.default_spec, args.lowwaste_spec)
         if a is None:
             missing.append(workload)
             continue
-        w.writerow(dict(workload=workload, live_run=cond.get("run_id", ""), live_git=cond.get("git", ""),
+        w.writerow(dict(workload=workload, live_run=meta.get("run_id", ""), live_git=meta.get("git", ""),
                         default_n=row["a_n"], default_speed=row["a_speed"], default_waste=row["a_waste"],
                         default_ratio_mean=row["a_ratio_mean"], default_ratio_mean_lo=row["a_ratio_mean_lo"],
                         default_ratio_mean_hi=row["a_ratio_mean_hi"],
                         lowwaste_n=row["b_n"], lowwaste_speed=row["b_speed"], lowwaste_waste=row["b_waste"],
                         lowwaste_ratio_mean=row["b_ratio_mean"], lowwaste_ratio_mean_lo=row["b_ratio_mean_lo"],
-                        lowwaste_ratio_mean_hi=row["b_ratio_mean_hi"], cold_n=min(a["n"], b["n"]), cold_git=cold_revision(args.cold[which]),
+                        lowwaste_ratio_mean_hi=row["b_ratio_mean_hi"], cold_n=min(a["n"], b["n"]), cold_git=colds[which][0].get("git_revision", ""),
                         default_cold=fmt(a["estimate"]), default_cold_lo=fmt(a["lo"]), default_cold_hi=fmt(a["hi"]),
                         default_cold_call=a["call"], lowwaste_cold=fmt(b["estimate"]), lowwaste_cold_lo=fmt(b["lo"]),
                         lowwaste_cold_hi=fmt(b["hi"]), lowwaste_cold_call=b["call"], binds=binds(row, b)))

@@ -38,6 +38,7 @@ are compared on equal work (the steps' sizes vary).
 The zoo's new workloads build their modules directly on the GPU (torch.device("cuda")):
 no CPU initialization, so a process starts sooner.
 """
+import functools
 import random
 
 import torch
@@ -640,12 +641,6 @@ def run_big(size="bench", seed=1, on_step=None, repeats=1):
 RUN = {"transformer": run_transformer, "gpt2": run_gpt2, "resnet50": run_resnet50, "moe": run_moe,
        "lstm": run_lstm, "ckpt": run_ckpt, "lm-fixed": run_lm_fixed, "unet": run_unet, "vit": run_vit,
        "accum": run_accum, "serve": run_serve, "kv-static": run_kv_static, "big": run_big,
-       # outside the zoo (zoo.EXTRAS): the CNN and the ViT at one shape
-       "cnn-fixed": lambda size="bench", seed=1, on_step=None, repeats=1:
-           run_resnet50(size, seed, on_step, repeats, fixed=True),
-       "vit-fixed": lambda size="bench", seed=1, on_step=None, repeats=1:
-           run_vit(size, seed, on_step, repeats, fixed=True),
-       "unet-fixed": lambda size="bench", seed=1, on_step=None, repeats=1:
-           run_unet(size, seed, on_step, repeats, fixed=True),
-       "lstm-fixed": lambda size="bench", seed=1, on_step=None, repeats=1:
-           run_lstm(size, seed, on_step, repeats, fixed=True)}
+       # outside the zoo (zoo.EXTRAS), one shape every step: to confirm plan=1 on repeating programs
+       "cnn-fixed": functools.partial(run_resnet50, fixed=True), "vit-fixed": functools.partial(run_vit, fixed=True),
+       "unet-fixed": functools.partial(run_unet, fixed=True), "lstm-fixed": functools.partial(run_lstm, fixed=True)}
