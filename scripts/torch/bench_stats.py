@@ -17,7 +17,18 @@ One sample is one process: one workload run once under one allocator. Per
                  that: 97.1% at 4 against 4). speed says what the interval shows
                  against SPEED_LIMIT: "ok" (its upper end <= 1.03), "slower" (its lower
                  end > 1.03) or "inconclusive" (neither: the processes cannot resolve
-                 +-3%);
+                 +-3%). Where 6 or more rounds (PAIRED_MIN_ROUNDS) have an ok process on
+                 both sides, the ratio is round-paired instead (ratio_basis says which):
+                 each round runs a workload's allocators back to back (bench.schedule),
+                 so a round is a block, and the ratio is the Hodges-Lehmann pseudo-median
+                 of the rounds' log ratios with its Wilcoxon signed-rank interval
+                 (ratio_ci its exact coverage, ratio_p the signed-rank p-value). What
+                 drifts between rounds (the VM, the host) leaves the round's ratio:
+                 on an H200 run whose PyTorch processes drifted from 36 to 30 ms over 12
+                 rounds (results/reference/h200-zoo-tradeoff-unet-vit-c60ddc9, vit) the
+                 interval of the mean step's ratio went from [0.993, 1.133] between
+                 processes to [1.003, 1.086] round-paired. rounds_paired counts the
+                 rounds paired; ratio_between* keep the between-process figures;
   ratio_mean     the same ratio over each process's mean step time (its timed steps'
                  wall time over their number: what an epoch takes), with its interval. The
                  median step hides steps that are rare but slow, such as those in which an
@@ -45,7 +56,9 @@ One sample is one process: one workload run once under one allocator. Per
                  show: 2 (z s / ln 1.03)^2 / 0.955, s the pooled standard deviation of the
                  log step times of both allocators, z the normal 97.5% point, 0.955 the
                  rank interval's efficiency against the t interval (3/pi); a guide to the
-                 next run, never part of the verdict. Empty with fewer than 2 a side;
+                 next run, never part of the verdict. Empty with fewer than 2 a side.
+                 Round-paired, the rounds instead: (z s / ln 1.03)^2 / 0.955, s the
+                 spread of the rounds' log ratios (rounds_needed);
   alloc_ms       time inside the allocator's entry points per step (plugin allocators,
                  VRAMLAB_TIME=1: host clock around each vl_alloc / vl_free), the median
                  over processes of each process's median over its timed steps;
@@ -75,7 +88,7 @@ One sample is one process: one workload run once under one allocator. Per
 
 The verdict, per workload, for vramlab expandable (VL_EXPANDABLE) against the Done-when:
   speed   the upper ends of its ratios' 95% intervals against PyTorch's default (of the
-          median step and of the mean step) <= 1.03;
+          median step and of the mean step; round-paired from 6 rounds) <= 1.03;
   waste   its median waste <= 1.02;
   equal   (wrong results are never a pass) every process's results equal the
           reference's, or differ no more than reference processes do among themselves.
@@ -125,7 +138,8 @@ SUMMARY_FIELDS = (
     "half", "workload", "allocator", "spec", "n", "failed",
     "step_ms", "step_ms_lo", "step_ms_hi", "step_ms_ci",
     "ratio", "ratio_lo", "ratio_hi", "ratio_p", "ratio_ci", "ratio_basis", "ratio_mean", "ratio_mean_lo",
-    "ratio_mean_hi", "speed", "ratio_adj", "ratio_adj_lo", "ratio_adj_hi", "ratio_mean_adj", "ratio_mean_adj_lo",
+    "ratio_mean_hi", "speed", "rounds_paired", "ratio_between", "ratio_between_lo", "ratio_between_hi",
+    "ratio_mean_between", "ratio_mean_between_lo", "ratio_mean_between_hi", "ratio_adj", "ratio_adj_lo", "ratio_adj_hi", "ratio_mean_adj", "ratio_mean_adj_lo",
     "ratio_mean_adj_hi", "adj_slope", "adj_sd_raw", "adj_sd", "speed_adj", "procs_needed_adj", "adj_shuffled_excl", "step_ms_b",
     "alloc_ms_b",
     "alloc_ms", "alloc_ms_lo", "alloc_ms_hi", "alloc_ms_mean", "maps_per_step", "unmaps_per_step",
@@ -133,8 +147,8 @@ SUMMARY_FIELDS = (
     "waste", "waste_min", "waste_max", "waste_basis",
     "device_used_max_bytes", "device_used_bytes", "equal", "max_rel_diff", "ref_rel_diff", "procs_needed",
 )
-VERDICT_FIELDS = ("half", "workload", "n", "ratio", "ratio_lo", "ratio_hi", "ratio_mean", "ratio_mean_lo",
-                  "ratio_mean_hi", "speed", "waste", "waste_min", "waste_max",
+VERDICT_FIELDS = ("half", "workload", "n", "rounds_paired", "ratio", "ratio_lo", "ratio_hi", "ratio_mean",
+                  "ratio_mean_lo", "ratio_mean_hi", "speed", "waste", "waste_min", "waste_max",
                   "waste_ok", "torch_expandable_waste", "maps_per_step", "unmaps_per_step", "alloc_ms", "alloc_share",
                   "equal", "verdict", "procs_needed", "ratio_adj", "ratio_adj_lo", "ratio_adj_hi", "ratio_mean_adj",
                   "ratio_mean_adj_lo", "ratio_mean_adj_hi", "adj_sd_raw", "adj_sd", "speed_adj", "procs_needed_adj",
@@ -308,6 +322,53 @@ def ratio_between(ref_ms, ms, level=LEVEL):
             rankstats.mann_whitney(a, b))
 
 
+PAIRED_MIN_ROUNDS = 6  # the fewest pairs whose signed-rank interval reaches 95% (96.9% at 6)
+
+
+def round_pairs(ref_rows, rows):
+    """[(reference row, row)] of the rounds in which both sides have an ok process with
+    positive median and mean steps, in round order; [] where a side has two processes in
+    one round (not this bench's design: nothing is paired then)."""
+    def by_round(rs):
+        out = {}
+        for r in rs:
+            if r.get("status") != "ok" or not all((num(r.get(k)) or 0) > 0 for k in ("step_ms_median", "step_ms_mean")):
+                continue
+            if r.get("round") in out:
+                return None
+            out[r.get("round")] = r
+        return out
+    a, b = by_round(ref_rows), by_round(rows)
+    if a is None or b is None:
+        return []
+    rounds = sorted(set(a) & set(b), key=lambda k: num(k) if num(k) is not None else math.inf)
+    return [(a[k], b[k]) for k in rounds]
+
+
+def ratio_paired(pairs, key, level=LEVEL):
+    """(estimate, lo, hi, coverage, p) of the step time key against the reference's over
+    rounds: each round's two processes ran back to back (schedule), so the log ratio
+    within a round leaves out what drifts between rounds; the Hodges-Lehmann
+    pseudo-median of those log ratios, exp'd, its Wilcoxon signed-rank interval and
+    the test's two-sided p-value. None without a pair."""
+    d = [math.log(num(b[key]) / num(a[key])) for a, b in pairs]
+    if not d:
+        return None
+    est, lo, hi, cov = rankstats.signed_rank_interval(d, 1 - level)
+    return math.exp(est), math.exp(lo), math.exp(hi), cov, rankstats.signed_rank_p(d)
+
+
+def rounds_needed(pairs, margin=SPEED_LIMIT):
+    """Rounds that would bound the round-paired ratio to +-(margin - 1) at the spread of
+    these rounds' log ratios (the larger of the median step's and the mean step's):
+    (z s / ln margin)^2 over the signed-rank interval's efficiency; None below 2 rounds."""
+    if len(pairs) < 2:
+        return None
+    sd = max(statistics.stdev([math.log(num(b[k]) / num(a[k])) for a, b in pairs])
+             for k in ("step_ms_median", "step_ms_mean"))
+    return max(PAIRED_MIN_ROUNDS, math.ceil((Z_975 * sd / math.log(margin)) ** 2 / RANK_EFFICIENCY))
+
+
 def speed_call(lo, hi, limit=SPEED_LIMIT):
     """What a ratio's interval shows against limit: "ok" (hi <= limit), "slower"
     (lo > limit) or "inconclusive" (no interval, or one across the limit)."""
@@ -434,7 +495,9 @@ def summarize(rows, allocators=None):
                      step_ms_ci=cov)
             s.update(ratio=None, ratio_lo=None, ratio_hi=None, ratio_p=None, ratio_ci=None, ratio_basis="",
                      ratio_mean=None, ratio_mean_lo=None, ratio_mean_hi=None,
-                     speed="", step_ms_b=None, alloc_ms_b=None, procs_needed=None)
+                     speed="", step_ms_b=None, alloc_ms_b=None, procs_needed=None, rounds_paired=None,
+                     ratio_between=None, ratio_between_lo=None, ratio_between_hi=None, ratio_mean_between=None,
+                     ratio_mean_between_lo=None, ratio_mean_between_hi=None)
             s.update(dict.fromkeys(ADJ_FIELDS), speed_adj="")
             pr = [x for x in (num(r.get("paired_ratio")) for r in ok) if x and x > 0]
             if pr:  # a pair: B against A inside each process
@@ -464,7 +527,19 @@ def summarize(rows, allocators=None):
                              ratio_basis=f"between processes, against {REFERENCE}, Hodges-Lehmann"
                              + ("" if rhi is not None else ": too few processes for a 95% interval"),
                              ratio_mean=mest, ratio_mean_lo=mlo, ratio_mean_hi=mhi,
-                             speed=speed_of(((rlo, rhi), (mlo, mhi))))
+                             speed=speed_of(((rlo, rhi), (mlo, mhi))),
+                             ratio_between=est, ratio_between_lo=rlo, ratio_between_hi=rhi,
+                             ratio_mean_between=mest, ratio_mean_between_lo=mlo, ratio_mean_between_hi=mhi)
+                pairs = round_pairs(ok_of.get(REFERENCE, []), ok)
+                s["rounds_paired"] = len(pairs)
+                if len(pairs) >= PAIRED_MIN_ROUNDS:  # the design's own analysis: rounds are blocks
+                    est, rlo, rhi, cov, p = ratio_paired(pairs, "step_ms_median")
+                    mest, mlo, mhi, _, _ = ratio_paired(pairs, "step_ms_mean")
+                    s.update(ratio=est, ratio_lo=rlo, ratio_hi=rhi, ratio_p=p, ratio_ci=cov,
+                             ratio_basis=f"round-paired against {REFERENCE}, signed-rank over {len(pairs)} of "
+                             f"{len(ok)} processes",
+                             ratio_mean=mest, ratio_mean_lo=mlo, ratio_mean_hi=mhi,
+                             speed=speed_of(((rlo, rhi), (mlo, mhi))), procs_needed=rounds_needed(pairs))
                 s.update(adjusted(ok_of.get(REFERENCE, []), ok))
             am = [x for x in (num(r.get("alloc_ms_median")) for r in ok) if x is not None and x >= 0]
             amed, alo, ahi, _ = median_ci(am)
@@ -512,7 +587,7 @@ def verdict(summary):
     rows = []
     for w in dict.fromkeys(s["workload"] for s in summary):
         e, t, ref = by.get((w, VL_EXPANDABLE)), by.get((w, TORCH_EXPANDABLE)), by.get((w, REFERENCE))
-        v = dict(half=zoo.half_of(w), workload=w, n=0, ratio=None, ratio_lo=None, ratio_hi=None,
+        v = dict(half=zoo.half_of(w), workload=w, n=0, rounds_paired=None, ratio=None, ratio_lo=None, ratio_hi=None,
                  ratio_mean=None, ratio_mean_lo=None, ratio_mean_hi=None,
                  speed="inconclusive", waste=None, waste_min=None, waste_max=None, waste_ok="n/a",
                  torch_expandable_waste=t["waste"] if t else None, maps_per_step=None, unmaps_per_step=None,
@@ -521,7 +596,7 @@ def verdict(summary):
         if e is None or e["n"] == 0:
             rows.append(v)
             continue
-        v.update({k: e[k] for k in ("n", "ratio", "ratio_lo", "ratio_hi", "ratio_mean", "ratio_mean_lo",
+        v.update({k: e[k] for k in ("n", "rounds_paired", "ratio", "ratio_lo", "ratio_hi", "ratio_mean", "ratio_mean_lo",
                                     "ratio_mean_hi", "waste", "waste_min", "waste_max",
                                     "maps_per_step", "unmaps_per_step", "alloc_ms", "procs_needed", "speed_adj")
                   + ADJ_FIELDS})
@@ -649,17 +724,20 @@ def table(summary, verdicts):
             + (f"  ({s['failed']} failed)" if s["failed"] else ""))
     lines.append("")
     lines.append(f"verdict of {VL_EXPANDABLE}: step time within {SPEED_LIMIT - 1:.0%} of {REFERENCE} (upper ends of "
-                 f"the {LEVEL:.0%} intervals of the ratios between processes, of the median step and of the mean "
+                 f"the {LEVEL:.0%} intervals of the ratios, round-paired where {PAIRED_MIN_ROUNDS} or more rounds "
+                 f"pair (rounds column), else between processes, of the median step and of the mean "
                  f"step, <= {SPEED_LIMIT}) and waste (peak reserved "
                  f"/ peak allocated, median) <= {WASTE_LIMIT}; results equal. alloc%: time in the allocator per "
                  f"step over {REFERENCE}'s step time (not judged); n +-3%: processes a side that would bound the "
-                 f"ratio to +-3% at the spread seen (a guide, not judged)")
-    lines.append(f"{'half':7} {'workload':11} {'ratio':>7} {'[95% HL]':>17} {'mean':>7} {'[95% HL]':>17} "
+                 f"ratio to +-3% at the spread seen (rounds where paired; a guide, not judged)")
+    lines.append(f"{'half':7} {'workload':11} {'rounds':>6} {'ratio':>7} {'[95% HL]':>17} {'mean':>7} {'[95% HL]':>17} "
                  f"{'speed':>12} {'waste':>7} {'waste':>5} "
                  f"{'torch-exp':>9} {'maps/st':>8} {'alloc%':>7} {'equal':>6} {'verdict':>12} {'n +-3%':>7}")
     for v in verdicts:
         share = v.get("alloc_share")
-        lines.append(f"{v['half'] or '-':7} {v['workload']:11} {x(v['ratio']):>7} "
+        paired = v.get("rounds_paired")
+        paired = paired if paired is not None and paired >= PAIRED_MIN_ROUNDS else "-"
+        lines.append(f"{v['half'] or '-':7} {v['workload']:11} {paired:>6} {x(v['ratio']):>7} "
                      f"{_interval(v['ratio_lo'], v['ratio_hi']) or '-':>17} {x(v.get('ratio_mean')):>7} "
                      f"{_interval(v.get('ratio_mean_lo'), v.get('ratio_mean_hi')) or '-':>17} "
                      f"{v['speed']:>12} {x(v['waste'], 5):>7} "
@@ -696,8 +774,9 @@ def markdown(summary, verdicts, comments=()):
     keep = ("run_id", "date", "device", "nvidia-smi", "torch", "git", "rounds", "size")
     out = ["# torch-bench: the workload zoo", ""]
     out += [f"- {c}" for c in comments if c.split(":")[0] in keep]
-    out += ["", f"Step time against `{REFERENCE}` (PyTorch's default allocator): the Hodges-Lehmann ratio between "
-            f"processes with its {LEVEL:.0%} interval; speed `ok` where the interval's upper end is <= {SPEED_LIMIT}, "
+    out += ["", f"Step time against `{REFERENCE}` (PyTorch's default allocator): the Hodges-Lehmann ratio, "
+            f"round-paired (signed-rank) where {PAIRED_MIN_ROUNDS} or more rounds pair, else between processes "
+            f"(rank-sum), with its {LEVEL:.0%} interval; speed `ok` where the interval's upper end is <= {SPEED_LIMIT}, "
             f"`slower` where its lower end is above, else `inconclusive`. waste: peak reserved / peak allocated. "
             "device MiB: device memory in use at most, minus before the first allocation. maps, unmaps: the "
             "allocator's device calls per timed step. alloc us: time inside the plugin's entry points per step. "
@@ -717,11 +796,11 @@ def markdown(summary, verdicts, comments=()):
             f"Step time within {SPEED_LIMIT - 1:.0%} of `{REFERENCE}` ({LEVEL:.0%} upper ends <= {SPEED_LIMIT}, "
             f"of the ratio of median steps and of the ratio of mean steps: the mean carries rare slow steps) and "
             f"waste <= {WASTE_LIMIT}; results equal. The in-process pairs (A+B columns) never enter it.", "",
-            "| half | workload | n | ratio | 95% interval | ratio of means | 95% interval | speed | waste | waste ok "
+            "| half | workload | n | rounds paired | ratio | 95% interval | ratio of means | 95% interval | speed | waste | waste ok "
             "| torch-expandable waste | maps/step | equal | verdict | processes a side for ±3% |",
-            "|---|---|--:|--:|---|--:|---|---|--:|---|--:|--:|---|---|--:|"]
+            "|---|---|--:|--:|--:|---|--:|---|---|--:|---|--:|--:|---|---|--:|"]
     for v in verdicts:
-        out.append(f"| {v['half']} | {v['workload']} | {v['n']} | {cell(v['ratio'])} "
+        out.append(f"| {v['half']} | {v['workload']} | {v['n']} | {cell(v.get('rounds_paired'), 0)} | {cell(v['ratio'])} "
                    f"| {_interval(v['ratio_lo'], v['ratio_hi'])} | {cell(v.get('ratio_mean'))} "
                    f"| {_interval(v.get('ratio_mean_lo'), v.get('ratio_mean_hi'))} | {v['speed']} "
                    f"| {cell(v['waste'], 5)} "

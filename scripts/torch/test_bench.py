@@ -388,6 +388,54 @@ def verdict_of(rows, workload="wA"):
     return {x["workload"]: x for x in bs.verdict(bs.summarize(bs.mark_equality(rows)))}[workload]
 
 
+# --- round pairing: from 6 rounds the ratio is taken within rounds (signed-rank) ---
+def drifting(rounds, slow, seed, drift=0.25, noise=0.01):
+    """Two allocators whose step times drift together over the rounds (the VM slows by up
+    to drift), each process off by +-noise; expandable slow x the other."""
+    rng = random.Random(seed)
+    rows = []
+    for r in range(1, rounds + 1):
+        host = 1 + drift * rng.random()
+        for a in ("torch", "vramlab-expandable"):
+            ms = 10.0 * host * (slow if a == "vramlab-expandable" else 1.0) * (1 + rng.uniform(-noise, noise))
+            rows.append(dict(run_id="t", round=r, order=len(rows), workload="wA", allocator=a, spec=a, seed=1,
+                             status="ok", step_ms_median=ms, step_ms_mean=ms * 1.02, peak_reserved_bytes=1010,
+                             peak_allocated_bytes=1000, results="1"))
+    return rows
+
+
+v = verdict_of(drifting(10, 1.0, 5))
+check("drift between rounds: round-paired, resolved within 3%", v["speed"] == "ok" and v["rounds_paired"] == 10
+      and 0.98 < v["ratio_lo"] <= 1.0 <= v["ratio_hi"] < 1.02 and v["verdict"] == "PASS", v)
+s10 = {x["allocator"]: x for x in bs.summarize(bs.mark_equality(drifting(10, 1.0, 5)))}["vramlab-expandable"]
+check("drift: the between-process interval kept beside it, wider and across 1.03",
+      s10["ratio_between_lo"] < 0.95 and s10["ratio_between_hi"] > 1.05 and "round-paired" in s10["ratio_basis"]
+      and "10 of 10 processes" in s10["ratio_basis"] and abs(s10["ratio_ci"] - (1 - 2 * 25 / 1024)) < 1e-12, s10)
+check("drift: a signed-rank p-value, no difference", s10["ratio_p"] is not None and s10["ratio_p"] > 0.05, s10)
+v = verdict_of(drifting(10, 1.06, 5))
+check("drift, 6% slower: round-paired, slower", v["speed"] == "slower" and v["ratio_lo"] > 1.03
+      and v["verdict"] == "FAIL", v)
+v = verdict_of(drifting(5, 1.0, 5))
+check("5 rounds: between processes (no 95% signed-rank interval), inconclusive under drift",
+      v["rounds_paired"] == 5 and v["speed"] == "inconclusive", v)
+rows = drifting(8, 1.0, 5)
+rows = [r for r in rows if not (r["round"] == 2 and r["allocator"] == "torch")]
+s7 = {x["allocator"]: x for x in bs.summarize(bs.mark_equality(rows))}["vramlab-expandable"]
+check("a round without its reference process: the other 7 paired", s7["rounds_paired"] == 7
+      and "7 of 8 processes" in s7["ratio_basis"], s7)
+rows = drifting(8, 1.0, 5) + [dict(drifting(1, 1.0, 6)[1], order=99)]  # a second process of round 1
+s2 = {x["allocator"]: x for x in bs.summarize(bs.mark_equality(rows))}["vramlab-expandable"]
+check("two processes of one side in one round: nothing paired, between processes", s2["rounds_paired"] == 0
+      and s2["ratio_basis"].startswith("between processes"), s2)
+# A/A under drift: the round-paired interval keeps its level (no shift, 400 runs of 8 rounds)
+covered = 0
+for seed in range(400):
+    got = {x["allocator"]: x for x in bs.summarize(bs.mark_equality(drifting(8, 1.0, 1000 + seed, noise=0.03)))}
+    e = got["vramlab-expandable"]
+    covered += e["ratio_lo"] <= 1.0 <= e["ratio_hi"]
+check("A/A under drift: the round-paired interval covers 1 in >= 93% of runs", covered / 400 >= 0.93,
+      f"{covered / 400:.3f}")
+
 # host speed moves step times +-20% between processes (slope 1 on logs); expandable is 1%
 # slower: the unadjusted interval cannot resolve 3%, the adjusted one must, around 1.01
 rows = samples(rounds=8, noise=0.0)
@@ -793,7 +841,7 @@ try:
         zoo_md = open(os.path.join(run, "zoo.md")).read() if os.path.exists(os.path.join(run, "zoo.md")) else ""
         # the stand-in's expandable results differ from torch's: FAIL, whatever the speed (2 rounds: no interval)
         check("stand-in run: zoo.md with its verdict", "| tune | moe | vramlab-expandable |" in zoo_md
-              and re.search(r"\| tune \| moe \| 2 \| [0-9.]+ \|  \| [0-9.]+ \|  \| inconclusive \|", zoo_md)
+              and re.search(r"\| tune \| moe \| 2 \| 2 \| [0-9.]+ \|  \| [0-9.]+ \|  \| inconclusive \|", zoo_md)
               and "overall: FAIL: 0 of 2 pass; fail: transformer, moe" in zoo_md, zoo_md[-1500:])
         cond = open(os.path.join(run, "conditions.txt")).read() if os.path.exists(run) else ""
         # the whole zoo at size tiny, one round, the verdict's two columns: every process runs

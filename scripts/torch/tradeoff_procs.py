@@ -10,8 +10,9 @@ allocator, all in one torch-bench run (scripts/torch/README.md):
 Reads RUNDIR/summary.csv (bench_stats' figures, one row per workload and allocator) and
 writes CSV on stdout: the summary's '#' lines (the run's conditions), then one row per
 workload. Per
-workload and SPEC: the step time against PyTorch's default allocator between processes
-(the median step's and the mean step's Hodges-Lehmann ratio with their 95% intervals),
+workload and SPEC: the step time against PyTorch's default allocator as the bench's summary
+gives it (round-paired from 6 rounds, else between processes: the median step's and the
+mean step's Hodges-Lehmann ratio with their 95% intervals),
 the speed call over both intervals (ok, slower, inconclusive: bench_stats.speed_of), the
 waste (peak reserved / peak allocated), map and unmap calls per step and the allocator's
 time per step (the median and the mean over steps, each a median over processes); then what each SPEC shows against both limits (call), and whether the run

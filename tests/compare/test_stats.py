@@ -4,7 +4,8 @@ synthetic samples with the process-to-process noise seen on GPU VMs: each proces
 in a fast or a slow mode (a third fast, as measured: 443-494 ns against 689-841 ns), and
 every metric of a process shares its mode. Run by tests/compare/run.sh; prints one line
 per check and exits 1 when one fails.
-  - exact rank-test p-values against values computed by hand;
+  - exact rank-test p-values against values computed by hand, signed-rank p-values
+    against scipy's;
   - the normal approximation agrees with the exact distribution where they meet;
   - A/A: over many trials, the share of trials with any metric reported changed stays
     at or below alpha (plus binomial slack), and single runs are inconclusive;
@@ -194,6 +195,16 @@ check("signed-rank interval narrower than min..max", narrower == 1000, f"{narrow
 big = [rng.gauss(0, 1) for _ in range(80)]
 est, lo, hi, cov = rankstats.signed_rank_interval(big)
 check("signed-rank at 80 values (normal approximation) brackets its estimate", lo < est < hi and cov == 0.95)
+
+# Signed-rank p-values against scipy.stats.wilcoxon (scipy 1.17.1): exact without ties,
+# method='approx' with correction=True where magnitudes tie.
+for xs, want in (([0.05, -0.02, 0.11, 0.07, 0.03, -0.01, 0.09, 0.04], 0.0390625),
+                 ([1, 2, 3, 4, 5, 6, 7, 8], 0.0078125),
+                 ([-0.3, 0.1, 0.2, -0.05, 0.15, 0.22, 0.01, -0.12, 0.4, 0.08], 0.275390625),
+                 ([1, 1, 2, -2, 3, 3, -1, 4, 5], 0.06488884618515063)):
+    got = rankstats.signed_rank_p(xs)
+    check(f"signed-rank p of {len(xs)} values equals scipy's {want:.6g}", abs(got - want) < 1e-12, f"{got}")
+check("signed-rank p: zeros dropped, none left is 1", rankstats.signed_rank_p([0, 0]) == 1.0)
 
 # Memory metrics: equal everywhere is 'same' even with one run; direction-less is 'changed'.
 m = lambda name, unit, vals: Metric("x.csv", "r", name, unit, vals[0], samples=vals)  # noqa: E731
