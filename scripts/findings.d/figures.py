@@ -144,6 +144,8 @@ def text_of(figure, folder, source, legacy):
     if len(found) != 1:
         raise SpecError(f"{figure}: 'text' needs exactly one row, {len(found)} match in {figure.files} "
                         f"where {describe(figure.where)}")
+    if found[0] == "":  # an empty cell is unknown: FORMAT|TEXT prints TEXT, else an error
+        raise Unknown(f"{figure}: only unknown (empty) values in {figure.files} where {describe(figure.where)}")
     if not SAFE_TEXT.fullmatch(found[0]):
         raise SpecError(f"{figure}: the stored text {found[0][:40]!r} holds characters a findings block does not print")
     return found[0]

@@ -26,7 +26,8 @@ README block is made of. Tab-separated lines, '#' starts a comment:
       other side from other files; ratio(INNER) is INNER of the rows
       over INNER of the AGAINST rows (ratio(max): the larger peak over the other).
       text: the COLUMN's words in exactly one row, as stored (letters, digits, spaces and
-      .,;:'()_- only: a cell is never Markdown or HTML; FORMAT is then "s").
+      .,;:'()_- only: a cell is never Markdown or HTML; FORMAT is then "s"; an empty
+      cell is unknown, so "s|TEXT" prints TEXT).
       FORMAT: a Python format spec (.1f, ",.0f"); FORMAT|TEXT prints TEXT where every
       stored value is unknown (an allocator that keeps no such count), which is
       otherwise an error."""

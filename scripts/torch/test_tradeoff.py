@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""make test: scripts/torch/tradeoff.py, tradeoff_procs.py, steps_from.py, relocation.py and binding.py on synthetic run
-folders (no torch, no GPU)."""
+"""make test: scripts/torch/tradeoff.py, tradeoff_procs.py, steps_from.py, relocation.py, binding.py and conflict.py
+on synthetic run folders (no torch, no GPU)."""
 import csv
 import io
 import json
@@ -254,6 +254,57 @@ with tempfile.TemporaryDirectory() as d:
     p = subprocess.run(bd + ["--live", os.path.join(d, "none.csv"), "--cold", cold4], capture_output=True, text=True)
     check("binding: a missing input: exit 2, named", p.returncode == 2 and "none.csv" in p.stderr,
           (p.returncode, p.stderr))
+
+# --- conflict.py: one SPEC against waste and the cold replay on every workload ------------
+SUMMARY_HEAD = "half,workload,allocator,spec,n,waste\n"
+with tempfile.TemporaryDirectory() as d:
+    cf = [sys.executable, os.path.join(HERE, "conflict.py")]
+    s4, s12, c4, specs = (os.path.join(d, n) for n in ("s4.csv", "s12.csv", "c4.csv", "specs.csv"))
+    with open(s4, "w") as f:  # 4 a side; wB's default row is replaced by the 12-a-side run
+        f.write("# run_id: r4\n# git: aaa\n# device: GPU-X\n" + SUMMARY_HEAD +
+                f"t,wA,torch,default,4,1.3\nt,wA,vramlab-expandable,{DEF},4,1.01\nt,wA,low,\"{LOW}\",4,1.005\n"
+                f"t,wB,vramlab-expandable,{DEF},4,1.01\nt,wB,low,\"{LOW}\",4,1.03\n"
+                f"t,wC,vramlab-expandable,{DEF},4,1.05\nt,wC,low,\"{LOW}\",4,1.01\n"
+                f"t,wD,vramlab-expandable,{DEF},4,1.01\nt,wD,low,\"{LOW}\",4,1.01\n"
+                f"t,wA,big,\"{DEF},span=32MiB\",1,1.05\nt,wB,big,\"{DEF},span=32MiB\",1,1.01\n")
+    with open(s12, "w") as f:
+        f.write("# run_id: r12\n# git: bbb\n# device: GPU-X\n" + SUMMARY_HEAD + f"t,wB,vramlab-expandable,{DEF},12,1.08\n")
+    fast, slow, mixed = [100.0, 110, 120, 130], [10.0, 11, 12, 13], [40.0, 52, 61, 75]
+    base = {(w, TORCH): [50.0, 55, 60, 65] for w in ("wA", "wB", "wC", "wD")}
+    cold_csv(c4, "ccc", {**base, ("wA", DEF): fast, ("wA", LOW): fast, ("wB", DEF): fast, ("wB", LOW): slow,
+                         ("wC", DEF): fast, ("wC", LOW): slow, ("wD", DEF): mixed, ("wD", LOW): fast})
+    p = subprocess.run(cf + ["--live", s4, "--live", s12, "--cold", c4, "--specs", specs], capture_output=True, text=True)
+    got = {(r["spec"], r["workload"]): r for r in
+           csv.DictReader(line for line in p.stdout.splitlines() if not line.startswith("#"))}
+    check("conflict: per SPEC and workload what the two limits show",
+          p.returncode == 0 and {k: r["meets"] for k, r in got.items()} ==
+          {(DEF, "wA"): "both", (DEF, "wB"): "waste", (DEF, "wC"): "waste", (DEF, "wD"): "unresolved",
+           (LOW, "wA"): "both", (LOW, "wB"): "waste; cold", (LOW, "wC"): "cold", (LOW, "wD"): "both",
+           (DEF + ",span=32MiB", "wA"): "waste", (DEF + ",span=32MiB", "wB"): "unresolved"},
+          (p.returncode, p.stderr, {k: r["meets"] for k, r in got.items()}))
+    check("conflict: the live run with the most processes", got.get((DEF, "wB"), {}).get("live_run") == "r12"
+          and got[(DEF, "wB")]["live_n"] == "12" and got[(DEF, "wB")]["waste"] == "1.0800", got.get((DEF, "wB")))
+    rows = list(csv.DictReader(line for line in open(specs) if not line.startswith("#"))) if os.path.exists(specs) else []
+    check("conflict: per SPEC the counts and where both hold (a live-only waste over 1.02 counts)",
+          [(r["options"], r["spec"], r["workloads"], r["both"], r["waste_over"], r["cold_slower"], r["unresolved"],
+            r["both_on"]) for r in rows] == [("default", DEF, "4", "1", "2", "0", "1", "wA"),
+                                             ("span=0 reclaim_max=0.008", LOW, "4", "2", "1", "2", "0", "wA wD"),
+                                             ("span=32MiB", DEF + ",span=32MiB", "2", "0", "1", "0", "1", "")], rows)
+    renders("zoo_conflict.gp", d, p.stdout)
+    with open(s12, "w") as f:
+        f.write("# run_id: r12\n# git: bbb\n# device: GPU-Y\n" + SUMMARY_HEAD + f"t,wB,vramlab-expandable,{DEF},12,1.08\n")
+    p = subprocess.run(cf + ["--live", s4, "--live", s12, "--cold", c4], capture_output=True, text=True)
+    check("conflict: inputs from two GPUs are refused (exit 2, both named)", p.returncode == 2
+          and "GPU-X" in p.stderr and "GPU-Y" in p.stderr, (p.returncode, p.stderr))
+    cold_csv(c4, "ccc", {("wZ", TORCH): [1.0, 2, 3, 4], ("wZ", DEF): [1.0, 2, 3, 4]})
+    p = subprocess.run(cf + ["--live", s4, "--cold", c4], capture_output=True, text=True)
+    check("conflict: nothing joined (no workload with both): exit 1", p.returncode == 1 and "no SPEC" in p.stderr,
+          (p.returncode, p.stderr))
+    p = subprocess.run(cf + ["--live", s4, "--cold", c4, "--specs", s4], capture_output=True, text=True)
+    check("conflict: --specs naming an input is refused, the input kept", p.returncode == 2
+          and open(s4).read().startswith("# run_id: r4"), (p.returncode, p.stderr))
+    p = subprocess.run(cf + ["--live", os.path.join(d, "none.csv"), "--cold", c4], capture_output=True, text=True)
+    check("conflict: a missing input: exit 2, named", p.returncode == 2 and "none.csv" in p.stderr, p.stderr)
 
 print(f"{'FAILED' if failed else 'passed'}: test_tradeoff, {checks - failed} passed, {failed} failed, {skipped} skipped")
 sys.exit(1 if failed else 0)

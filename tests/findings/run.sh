@@ -162,6 +162,14 @@ expect "naming it" 'holds characters a findings block does not print'
 sed -i 's/workload=wB/workload=wC/' "$tmp/spec/text.tsv"
 check "a text figure matching two rows is an error" 2 $gen --root "$root" --spec "$tmp/spec/text.tsv" "$root/TXT.md"
 expect "saying so" "'text' needs exactly one row, 2 match"
+printf 'wD,\n' >>"$tdir/t.csv"
+sed -i 's/workload=wC/workload=wD/' "$tmp/spec/text.tsv"
+check "an empty text without a fallback is an error" 2 $gen --root "$root" --spec "$tmp/spec/text.tsv" "$root/TXT.md"
+expect "saying it is unknown" 'only unknown .empty. values'
+sed -i 's/\ttext\ts$/\ttext\ts|none/' "$tmp/spec/text.tsv"
+check "an empty text with FORMAT|TEXT" 0 $gen --root "$root" --spec "$tmp/spec/text.tsv" "$root/TXT.md"
+cp "$root/TXT.md" "$tmp/out"
+expect "prints the fallback" '^wA: none$'
 
 # --- the real findings_rep block on a fake folder of tests/gpu/findings_remeasure.sh's layout ---
 rep_root=$tmp/reproot

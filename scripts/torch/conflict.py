@@ -1,0 +1,181 @@
+#!/usr/bin/env python3
+"""Does one expandable SPEC meet both of the default's limits on every zoo workload?
+The two limits that pull apart: live waste (peak reserved / peak allocated at most 1.02)
+and the GPU's cold replay of the workload's trace (at least PyTorch's expandable
+segments' first-pass ops/s). Per SPEC and workload it joins the two, and per SPEC it
+counts the workloads where both hold.
+
+    python3 scripts/torch/conflict.py --live RUN1/summary.csv [--live RUN2/summary.csv ...] \\
+        --cold COLD1/cold.csv [--cold COLD2/cold.csv ...] [--specs specs.csv] > conflict.csv
+
+--live: a torch-bench run's summary.csv (its 'waste' is the median over the processes of
+one SPEC); per SPEC and workload the run with the most processes (the later file on a
+tie). --cold: tests/gpu/allocator_verdict.sh's cold.csv (scripts/compare.d/cold.py);
+per SPEC and workload the file with the most processes of the SPEC and of PyTorch's (the
+fewer of the two; the later file on a tie). Only expandable SPECs (caching:segments=
+expandable...) are read. All inputs must name one GPU: a card's cold replay is judged
+against PyTorch's on the same card, and its waste is not mixed with another's.
+
+stdout: CSV, '#' lines naming the inputs and their revisions, GPU and driver, then per
+SPEC and workload (the SPEC's options first, without commas; the SPEC itself last): the live run, its processes and waste; the cold file's revision, the
+processes, the ratio with its 95% interval and its call; and `meets`:
+  both          waste within 1.02 and the cold replay at least as fast
+  waste         only the waste is over 1.02
+  cold          only the cold replay is slower
+  waste; cold   both fail
+  unresolved    neither fails but one is not shown (the cold ratio's interval spans 1,
+                or the SPEC has no live or no cold run for the workload)
+--specs FILE: per SPEC (options first, the SPEC last) the number of workloads with a
+result (live, cold or both: one limit that fails needs no other), of those where it meets
+both, fails on waste, fails the cold replay (a workload can fail both), is unresolved,
+and the workloads where it meets both.
+
+Exit 1 where no SPEC has both a live and a cold result for some workload (nothing
+joined), 2 on usage, a missing file or inputs from more than one GPU."""
+import argparse
+import csv
+import os
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+sys.path.insert(0, os.path.join(os.path.dirname(HERE), "compare.d"))
+import bench_stats  # noqa: E402
+import binding  # noqa: E402
+import cold  # noqa: E402
+
+EXPANDABLE = "caching:segments=expandable"
+FIELDS = ("options", "workload", "live_run", "live_git", "live_n", "waste", "cold_git", "cold_n", "cold", "cold_lo",
+          "cold_hi", "cold_call", "meets", "spec")
+SPEC_FIELDS = ("options", "workloads", "both", "waste_over", "cold_slower", "unresolved", "both_on", "spec")
+
+
+def is_expandable(spec):
+    return spec == EXPANDABLE or spec.startswith(EXPANDABLE + ",")
+
+
+def options_of(spec):
+    """The SPEC's options after segments=expandable, space-separated ("default" for none):
+    a name without commas, for plots and tables; the SPEC itself is the row's last field."""
+    return spec[len(EXPANDABLE) + 1:].replace(",", " ") or "default"
+
+
+def best_live(summaries):
+    """{(spec, workload): (waste, processes, meta)} over the (meta, rows) of each summary:
+    the run with the most processes (the later on a tie)."""
+    best = {}
+    for meta, rows in summaries:
+        for r in rows:
+            n = int(r.get("n") or 0)
+            if not is_expandable(r.get("spec", "")) or not n:
+                continue
+            key = (r["spec"], r["workload"])
+            if key not in best or n >= best[key][1]:
+                best[key] = (bench_stats.num(r.get("waste")), n, meta)
+    return best
+
+
+def best_cold(colds, spec, workload):
+    """(ratio dict, meta) of spec against PyTorch's on workload from the cold file with the
+    most processes on the smaller side (the later on a tie), or (None, None)."""
+    best, most = (None, None), 0
+    for meta, rate in colds:
+        r = cold.ratio(rate, workload, spec)
+        if r is None:
+            continue
+        n = min(r["n"], len(rate[(workload, cold.TORCH)]))
+        if n >= most:
+            best, most = (r, meta), n
+    return best
+
+
+def meets(waste, cold_call):
+    """What the two limits show for one SPEC on one workload (see the module's text)."""
+    failed = [what for what, fails in (("waste", waste is not None and waste > bench_stats.WASTE_LIMIT),
+                                       ("cold", cold_call == "slower")) if fails]
+    if failed:
+        return "; ".join(failed)
+    if waste is None or cold_call != "at least as fast":
+        return "unresolved"
+    return "both"
+
+
+def fmt(x, spec=".3f"):
+    return "" if x is None else format(x, spec)
+
+
+def read_summary(path):
+    conditions = []
+    rows = bench_stats.read_csv(path, conditions)
+    meta = {}
+    for line in conditions:
+        key, _, value = line[1:].strip().partition(":")
+        meta.setdefault(key.strip(), value.strip())
+    return meta, rows
+
+
+def main(argv):
+    ap = argparse.ArgumentParser(description="one SPEC against both limits on every workload")
+    ap.add_argument("--live", action="append", required=True, help="a torch-bench run's summary.csv (repeatable)")
+    ap.add_argument("--cold", action="append", required=True, help="allocator_verdict.sh's cold.csv (repeatable)")
+    ap.add_argument("--specs", help="also write the per-SPEC counts here")
+    args = ap.parse_args(argv[1:])
+    for path in args.live + args.cold:
+        if not os.path.isfile(path):
+            print(f"conflict: no such file: {path}", file=sys.stderr)
+            return 2
+    if args.specs and os.path.abspath(args.specs) in {os.path.abspath(p) for p in args.live + args.cold}:
+        print(f"conflict: --specs {args.specs} is an input", file=sys.stderr)
+        return 2
+    summaries = [read_summary(path) for path in args.live]
+    colds = [cold.read(path) for path in args.cold]
+    gpus = {m.get("device") for m, _ in summaries} | {m.get("gpu") for m, _ in colds}
+    if len(gpus) != 1 or None in gpus:
+        print(f"conflict: the inputs must name one GPU; they name {sorted(str(g) for g in gpus)}", file=sys.stderr)
+        return 2
+    live = best_live(summaries)
+    in_cold = [(trace, spec) for _, rate in colds for trace, spec in rate if is_expandable(spec)]
+    specs = list(dict.fromkeys([spec for spec, _ in live] + [spec for _, spec in in_cold]))
+    workloads = sorted({w for _, w in live} | {trace for trace, _ in in_cold})
+    rows = []
+    for spec in specs:
+        for w in workloads:
+            lv = live.get((spec, w))
+            c, cmeta = best_cold(colds, spec, w)
+            if lv is None and c is None:
+                continue
+            waste, n, meta = lv if lv else (None, None, {})
+            rows.append(dict(options=options_of(spec), spec=spec, workload=w, live_run=meta.get("run_id", ""), live_git=meta.get("git", ""),
+                             live_n=n or "", waste=fmt(waste, ".4f"),
+                             cold_git=cmeta.get("git_revision", "") if cmeta else "",
+                             cold_n=c["n"] if c else "", cold=fmt(c and c["estimate"]), cold_lo=fmt(c and c["lo"]),
+                             cold_hi=fmt(c and c["hi"]), cold_call=c["call"] if c else "",
+                             meets=meets(waste, c["call"] if c else None), _joined=lv is not None and c is not None))
+    if not any(r["_joined"] for r in rows):
+        print("conflict: no SPEC has both a live and a cold result for any workload", file=sys.stderr)
+        return 1
+    conditions = binding.conditions([m for m, _ in summaries] + [m for m, _ in colds])
+    print(f"# conflict: live {' '.join(args.live)}; cold {' '.join(args.cold)}")
+    for line in conditions:
+        print(line)
+    out = csv.DictWriter(sys.stdout, FIELDS, lineterminator="\n", extrasaction="ignore")
+    out.writeheader()
+    out.writerows(rows)
+    if args.specs:
+        with open(args.specs, "w", newline="") as f:
+            f.write("# conflict: per SPEC, the workloads with a live or a cold result\n")
+            f.writelines(line + "\n" for line in conditions)
+            s = csv.DictWriter(f, SPEC_FIELDS, lineterminator="\n")
+            s.writeheader()
+            for spec in specs:
+                mine = [r for r in rows if r["spec"] == spec]  # one limit failing needs no join
+                count = lambda what: sum(what in r["meets"] for r in mine)  # noqa: E731
+                s.writerow(dict(options=options_of(spec), workloads=len(mine), both=count("both"),
+                                waste_over=count("waste"), cold_slower=count("cold"), unresolved=count("unresolved"),
+                                both_on=" ".join(r["workload"] for r in mine if r["meets"] == "both"),
+                                spec=spec))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
