@@ -156,20 +156,22 @@ printf '<!-- findings:txt begin -->\n<!-- findings:txt end -->\n' >"$root/TXT.md
 check "a text figure" 0 $gen --root "$root" --spec "$tmp/spec/text.tsv" "$root/TXT.md"
 cp "$root/TXT.md" "$tmp/out"
 expect "prints the stored words" '^wA: cold replay; step time$'
-sed -i 's/workload=wA/workload=wB/' "$tmp/spec/text.tsv"
-check "a text with markup is refused" 2 $gen --root "$root" --spec "$tmp/spec/text.tsv" "$root/TXT.md"
-expect "naming it" 'holds characters a findings block does not print'
-sed -i 's/workload=wB/workload=wC/' "$tmp/spec/text.tsv"
-check "a text figure matching two rows is an error" 2 $gen --root "$root" --spec "$tmp/spec/text.tsv" "$root/TXT.md"
-expect "saying so" "'text' needs exactly one row, 2 match"
+# text_case SED WHAT RC SAYS PATTERN: edit the text figure's spec with SED, then the
+# generator exits RC and its output (the block, or stderr) matches PATTERN
+text_case() {
+    sed -i "$1" "$tmp/spec/text.tsv"
+    check "$2" "$3" $gen --root "$root" --spec "$tmp/spec/text.tsv" "$root/TXT.md"
+    [ "$3" = 0 ] && cp "$root/TXT.md" "$tmp/out"
+    expect "$4" "$5"
+}
+text_case 's/workload=wA/workload=wB/' "a text with markup is refused" 2 \
+    "naming it" 'holds characters a findings block does not print'
+text_case 's/workload=wB/workload=wC/' "a text figure matching two rows is an error" 2 \
+    "saying so" "'text' needs exactly one row, 2 match"
 printf 'wD,\n' >>"$tdir/t.csv"
-sed -i 's/workload=wC/workload=wD/' "$tmp/spec/text.tsv"
-check "an empty text without a fallback is an error" 2 $gen --root "$root" --spec "$tmp/spec/text.tsv" "$root/TXT.md"
-expect "saying it is unknown" 'only unknown .empty. values'
-sed -i 's/\ttext\ts$/\ttext\ts|none/' "$tmp/spec/text.tsv"
-check "an empty text with FORMAT|TEXT" 0 $gen --root "$root" --spec "$tmp/spec/text.tsv" "$root/TXT.md"
-cp "$root/TXT.md" "$tmp/out"
-expect "prints the fallback" '^wA: none$'
+text_case 's/workload=wC/workload=wD/' "an empty text without a fallback is an error" 2 \
+    "saying it is unknown" 'only unknown .empty. values'
+text_case 's/\ttext\ts$/\ttext\ts|none/' "an empty text with FORMAT|TEXT" 0 "prints the fallback" '^wA: none$'
 
 # --- the real findings_rep block on a fake folder of tests/gpu/findings_remeasure.sh's layout ---
 rep_root=$tmp/reproot
