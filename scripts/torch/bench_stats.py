@@ -352,11 +352,10 @@ def ratio_paired(pairs, key, level=LEVEL):
     within a round leaves out what drifts between rounds; the Hodges-Lehmann
     pseudo-median of those log ratios, exp'd, its Wilcoxon signed-rank interval and
     the test's two-sided p-value. None without a pair."""
-    d = [math.log(num(b[key]) / num(a[key])) for a, b in pairs]
-    if not d:
+    ratios = [num(b[key]) / num(a[key]) for a, b in pairs]
+    if not ratios:
         return None
-    est, lo, hi, cov = rankstats.signed_rank_interval(d, 1 - level)
-    return math.exp(est), math.exp(lo), math.exp(hi), cov, rankstats.signed_rank_p(d)
+    return paired_ci(ratios, level) + (rankstats.signed_rank_p([math.log(x) for x in ratios]),)
 
 
 def rounds_needed(pairs, margin=SPEED_LIMIT):

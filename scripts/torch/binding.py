@@ -56,8 +56,8 @@ FIELDS = ("workload", "live_run", "live_git", "default_n", "default_speed", "def
           "binds")
 
 
-def read_live(path):
-    """('#' metadata, [rows as dicts]) of one tradeoff.csv."""
+def read_rows(path):
+    """('#' metadata, [rows as dicts]) of one vramlab CSV (a tradeoff.csv, a summary.csv)."""
     meta, header, rows = vlresults.read_csv(path)
     return meta, [dict(zip(header, r)) for r in rows]
 
@@ -99,9 +99,9 @@ def binds(row, low_cold):
 
 
 def best_cold(rates, workload, *specs):
-    """The ratios of specs against PyTorch's in the cold file where the fewest processes of
-    the three is the most (the later on a tie), and that file's index; (None, None), None
-    where no file has all three."""
+    """The ratios of specs against PyTorch's in the cold file where the fewest processes
+    among them and PyTorch's is the most (the later on a tie), and that file's index;
+    (None, None), None where no file has them all."""
     best, most, which = (None, None), 0, None
     for i, rate in enumerate(rates):
         got = [cold.ratio(rate, workload, spec) for spec in specs]
@@ -128,7 +128,7 @@ def main(argv):
         if not os.path.isfile(path):
             print(f"binding: no such file: {path}", file=sys.stderr)
             return 2
-    lives = [read_live(path) for path in args.live]
+    lives = [read_rows(path) for path in args.live]
     live = best_rows(lives)
     if not live:
         print("binding: no workload with processes on both sides in --live", file=sys.stderr)

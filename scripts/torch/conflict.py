@@ -75,20 +75,6 @@ def best_live(summaries):
     return best
 
 
-def best_cold(colds, spec, workload):
-    """(ratio dict, meta) of spec against PyTorch's on workload from the cold file with the
-    most processes on the smaller side (the later on a tie), or (None, None)."""
-    best, most = (None, None), 0
-    for meta, rate in colds:
-        r = cold.ratio(rate, workload, spec)
-        if r is None:
-            continue
-        n = min(r["n"], len(rate[(workload, cold.TORCH)]))
-        if n >= most:
-            best, most = (r, meta), n
-    return best
-
-
 def meets(waste, cold_call):
     """What the two limits show for one SPEC on one workload (see the module's text)."""
     failed = [what for what, fails in (("waste", waste is not None and waste > bench_stats.WASTE_LIMIT),
@@ -98,20 +84,6 @@ def meets(waste, cold_call):
     if waste is None or cold_call != "at least as fast":
         return "unresolved"
     return "both"
-
-
-def fmt(x, spec=".3f"):
-    return "" if x is None else format(x, spec)
-
-
-def read_summary(path):
-    conditions = []
-    rows = bench_stats.read_csv(path, conditions)
-    meta = {}
-    for line in conditions:
-        key, _, value = line[1:].strip().partition(":")
-        meta.setdefault(key.strip(), value.strip())
-    return meta, rows
 
 
 def main(argv):
@@ -127,7 +99,7 @@ def main(argv):
     if args.specs and os.path.abspath(args.specs) in {os.path.abspath(p) for p in args.live + args.cold}:
         print(f"conflict: --specs {args.specs} is an input", file=sys.stderr)
         return 2
-    summaries = [read_summary(path) for path in args.live]
+    summaries = [binding.read_rows(path) for path in args.live]
     colds = [cold.read(path) for path in args.cold]
     gpus = {m.get("device") for m, _ in summaries} | {m.get("gpu") for m, _ in colds}
     if len(gpus) != 1 or None in gpus:
@@ -137,20 +109,23 @@ def main(argv):
     in_cold = [(trace, spec) for _, rate in colds for trace, spec in rate if is_expandable(spec)]
     specs = list(dict.fromkeys([spec for spec, _ in live] + [spec for _, spec in in_cold]))
     workloads = sorted({w for _, w in live} | {trace for trace, _ in in_cold})
+    rates = [rate for _, rate in colds]
     rows = []
     for spec in specs:
         for w in workloads:
             lv = live.get((spec, w))
-            c, cmeta = best_cold(colds, spec, w)
+            got, which = binding.best_cold(rates, w, spec)
+            c = got[0]
             if lv is None and c is None:
                 continue
             waste, n, meta = lv if lv else (None, None, {})
-            rows.append(dict(options=options_of(spec), spec=spec, workload=w, live_run=meta.get("run_id", ""), live_git=meta.get("git", ""),
-                             live_n=n or "", waste=fmt(waste, ".4f"),
-                             cold_git=cmeta.get("git_revision", "") if cmeta else "",
-                             cold_n=c["n"] if c else "", cold=fmt(c and c["estimate"]), cold_lo=fmt(c and c["lo"]),
-                             cold_hi=fmt(c and c["hi"]), cold_call=c["call"] if c else "",
-                             meets=meets(waste, c["call"] if c else None), _joined=lv is not None and c is not None))
+            rows.append(dict(options=options_of(spec), spec=spec, workload=w, live_run=meta.get("run_id", ""),
+                             live_git=meta.get("git", ""), live_n=n or "", waste=binding.fmt(waste, ".4f"),
+                             cold_git=colds[which][0].get("git_revision", "") if c else "",
+                             cold_n=c["n"] if c else "", cold=binding.fmt(c and c["estimate"]),
+                             cold_lo=binding.fmt(c and c["lo"]), cold_hi=binding.fmt(c and c["hi"]),
+                             cold_call=c["call"] if c else "", meets=meets(waste, c["call"] if c else None),
+                             _joined=lv is not None and c is not None))
     if not any(r["_joined"] for r in rows):
         print("conflict: no SPEC has both a live and a cold result for any workload", file=sys.stderr)
         return 1
