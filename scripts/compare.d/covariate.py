@@ -133,5 +133,11 @@ def adjusted_ratio(ref_y, ref_x, y, x, level=0.95):
     m0 = sum(v for (g, v, _) in pairs if g == 0.0) / n0
     m1 = sum(v for (g, v, _) in pairs if g == 1.0) / n1
     within = sum((v - (m1 if g else m0)) ** 2 for g, v, _ in pairs) / (n0 + n1 - 2)
-    return dict(ratio=math.exp(beta[1]), lo=math.exp(beta[1] - t * se), hi=math.exp(beta[1] + t * se),
+    return dict(ratio=_exp(beta[1]), lo=_exp(beta[1] - t * se), hi=_exp(beta[1] + t * se),
                 slope=beta[2], sd_raw=math.sqrt(within), sd_adj=math.sqrt(s2), df=df)
+
+
+def _exp(v):
+    """exp(v), inf beyond what a float holds: a group nearly predicted by the covariate (a
+    few processes, a near-collinear probe) leaves an interval wider than that."""
+    return math.exp(v) if v < 709.0 else math.inf

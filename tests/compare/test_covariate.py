@@ -5,6 +5,7 @@ covariate_reference.json, and with --live against values computed afresh (scipy 
 exit 77 without it). Also what it refuses: too few processes, a probe that does not vary.
 One line per check; exit 1 when one fails."""
 import json
+import math
 import sys
 
 import refcheck  # noqa: E402  (sets the path to scripts/compare.d)
@@ -43,6 +44,9 @@ else:
     check("one process a side: no interval", covariate.adjusted_ratio([1.0], [2.0], [1.0, 2.0], [2.0, 3.0]) is None)
     check("a probe that does not vary: no interval",
           covariate.adjusted_ratio([1.0, 1.1], [5.0, 5.0], [1.2, 1.3], [5.0, 5.0]) is None)
+    wide = covariate.adjusted_ratio([1.0, 1.3], [5.0, 5.001], [1.2, 1.0], [6.0, 6.001])
+    check("a probe that nearly tells the sides apart: an interval open above, not a crash",
+          wide is not None and wide["hi"] == math.inf and wide["lo"] >= 0, str(wide))
     try:
         covariate.adjusted_ratio([1.0, 1.1], [5.0], [1.2, 1.3], [5.0, 6.0])
         check("a missing covariate value is refused", False)
