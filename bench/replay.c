@@ -176,9 +176,10 @@ static void check_growth_log(vl_cli *cli)
                            cli->alloc.name);
     if (strcmp(growth_log_path, "-") == 0) vl_cli_usage_error(cli, "--growth-log needs a file, not standard output");
     vl_program_refuse_onto_inputs(cli, &def, growth_log_path, "--growth-log");
-    /* neither file exists yet, so their names are compared too */
-    if (cli->output && (strcmp(growth_log_path, cli->output) == 0 || vl_csv_same_file(growth_log_path, cli->output)))
-        vl_cli_usage_error(cli, "--growth-log %s names the -o file: give it a file of its own", growth_log_path);
+    /* no -o is standard output, which may be a file too (> FILE) */
+    if (vl_csv_same_output(growth_log_path, cli->output ? cli->output : "-"))
+        vl_cli_usage_error(cli, "--growth-log %s names the %s: give it a file of its own", growth_log_path,
+                           cli->output ? "-o file" : "file standard output is");
 }
 
 /* --static-layout: on the simulated device (nothing is replayed), alone. */
@@ -223,10 +224,9 @@ static void log_growth(void *ctx, const vl_caching_growth *g)
                (long long)g->unmap_calls);
 }
 
-static vl_csv *open_growth_log(vl_program *p, growth_log *gl, const vl_replay *r)
+static vl_csv *open_growth_log(vl_program *p, growth_log *gl, const vl_replay *r, char *err, size_t errlen)
 {
-    char err[512];
-    gl->csv = vl_csv_open(growth_log_path, &p->info, err, sizeof err);
+    gl->csv = vl_csv_open(growth_log_path, &p->info, err, errlen);
     if (!gl->csv) return NULL;
     gl->replay = r;
     vl_csv_meta(gl->csv, "trace", "%s", trace_path);
@@ -448,8 +448,9 @@ int main(int argc, char **argv)
              planned ? PLAN_COLUMNS : "");
     vl_csv_header(p.csv, header);
     growth_log gl = {0};
-    if (growth_log_path && !open_growth_log(&p, &gl, &r)) {
-        fprintf(stderr, "%s: --growth-log %s: cannot be written\n", p.cli.prog, growth_log_path);
+    char gl_err[512];
+    if (growth_log_path && !open_growth_log(&p, &gl, &r, gl_err, sizeof gl_err)) {
+        fprintf(stderr, "%s: --growth-log: %s\n", p.cli.prog, gl_err);
         return end_run(&p, &r, &streams, is_default, VL_EXIT_FAIL);
     }
 

@@ -17,7 +17,7 @@ struct vl_csv {
     FILE *out;
     int owned;       /* we opened it (not stdout) */
     char *final;     /* the name it gets when complete; out is written at tmp until then */
-    char *tmp;
+    char *tmp;       /* NULL when written in place (a character device, a FIFO) */
     int header_done;
     int fields;      /* the header's column count: every row must have as many */
     long rows;       /* data rows written, for the error message */
@@ -126,6 +126,64 @@ int vl_csv_same_file(const char *a, const char *b)
     return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
 }
 
+/* The same file, where that matters: a character device (a terminal, /dev/null) read
+ * and written, or written twice, loses nothing, so it never counts as the same. */
+static int same_stat(const struct stat *a, const struct stat *b)
+{
+    return a->st_dev == b->st_dev && a->st_ino == b->st_ino && !S_ISCHR(a->st_mode);
+}
+
+int vl_csv_onto_fd(const char *out, int fd)
+{
+    struct stat so, si;
+    if (!out || strcmp(out, "-") == 0) return 0;
+    if (stat(out, &so) != 0 || fstat(fd, &si) != 0) return 0;
+    return same_stat(&so, &si);
+}
+
+int vl_csv_onto_input(const char *out, const char *in)
+{
+    struct stat so, si;
+    if (!out || !in || strcmp(out, "-") == 0) return 0;
+    if (strcmp(in, "-") == 0) return vl_csv_onto_fd(out, STDIN_FILENO);
+    if (stat(out, &so) != 0 || stat(in, &si) != 0) return 0;
+    return same_stat(&so, &si);
+}
+
+/* A path that does not exist yet, as the absolute name it would get: the real path of
+ * its folder and its last component. Returns 0, or -1 when the folder cannot be resolved. */
+static int future_name(const char *path, char *buf, size_t len)
+{
+    const char *slash = strrchr(path, '/');
+    char dir[PATH_MAX];
+    if (!slash)
+        snprintf(dir, sizeof dir, ".");
+    else if (slash == path)
+        snprintf(dir, sizeof dir, "/");
+    else
+        snprintf(dir, sizeof dir, "%.*s", (int)(slash - path), path);
+    char *real = realpath(dir, NULL);
+    if (!real) return -1;
+    int n = snprintf(buf, len, "%s/%s", strcmp(real, "/") == 0 ? "" : real, slash ? slash + 1 : path);
+    free(real);
+    return n < 0 || (size_t)n >= len ? -1 : 0;
+}
+
+int vl_csv_same_output(const char *a, const char *b)
+{
+    if (!a || !b) return 0;
+    int a_std = strcmp(a, "-") == 0, b_std = strcmp(b, "-") == 0;
+    if (a_std && b_std) return 1;
+    if (a_std || b_std) return vl_csv_onto_fd(a_std ? b : a, STDOUT_FILENO);
+    struct stat sa, sb;
+    int a_is = stat(a, &sa) == 0, b_is = stat(b, &sb) == 0;
+    if (a_is && b_is) return same_stat(&sa, &sb);
+    if (a_is || b_is) return 0;
+    char na[PATH_MAX + NAME_MAX + 2], nb[sizeof na];
+    if (future_name(a, na, sizeof na) != 0 || future_name(b, nb, sizeof nb) != 0) return strcmp(a, b) == 0;
+    return strcmp(na, nb) == 0;
+}
+
 /* A temporary file in path's folder: ".NAME.XXXXXX" (hidden, not ending in .csv). */
 static FILE *open_temp(vl_csv *c, const char *path, char *err, size_t errlen)
 {
@@ -171,6 +229,67 @@ static void free_csv(vl_csv *c)
     free(c);
 }
 
+/* A character device or a FIFO is written where it is, with no temporary file: a
+ * rename would put a regular file in its place (/dev/null replaced, a FIFO's reader
+ * left waiting). Opening a FIFO waits for its reader. */
+static FILE *open_in_place(const char *path, char *err, size_t errlen)
+{
+    int fd = open(path, O_WRONLY | O_NOCTTY | O_CLOEXEC);
+    if (fd < 0) {
+        snprintf(err, errlen, "cannot write %s: %s", path, strerror(errno));
+        return NULL;
+    }
+    struct stat st;
+    /* stat and open are two steps: what was opened is what gets written */
+    if (fstat(fd, &st) != 0 || !(S_ISCHR(st.st_mode) || S_ISFIFO(st.st_mode))) {
+        snprintf(err, errlen, "cannot write %s: it was replaced while being opened", path);
+        close(fd);
+        return NULL;
+    }
+    FILE *f = fdopen(fd, "w");
+    if (!f) {
+        snprintf(err, errlen, "cannot write %s: %s", path, strerror(errno));
+        close(fd);
+    }
+    return f;
+}
+
+/* Opens an output file by what path is (see vl_csv_open); NULL with the reason in err. */
+static FILE *open_file(vl_csv *c, const char *path, char *err, size_t errlen)
+{
+    struct stat st, lst;
+    if (stat(path, &st) != 0) {
+        if (errno == ENOENT && lstat(path, &lst) == 0 && S_ISLNK(lst.st_mode)) {
+            snprintf(err, errlen, "cannot write %s: it is a symbolic link to a file that does not exist", path);
+            return NULL;
+        }
+        return open_temp(c, path, err, errlen); /* a new file, or mkstemp says why not */
+    }
+    const char *refused = S_ISDIR(st.st_mode)    ? "a folder"
+                          : S_ISSOCK(st.st_mode) ? "a socket"
+                          : S_ISBLK(st.st_mode)  ? "a block device"
+                          : S_ISREG(st.st_mode) || S_ISCHR(st.st_mode) || S_ISFIFO(st.st_mode)
+                              ? NULL
+                              : "neither a file, a character device nor a FIFO";
+    if (refused) {
+        snprintf(err, errlen, "cannot write %s: it is %s", path, refused);
+        return NULL;
+    }
+    if (!S_ISREG(st.st_mode)) return open_in_place(path, err, errlen);
+    if (lstat(path, &lst) == 0 && S_ISLNK(lst.st_mode)) {
+        /* A link to a result: the result is replaced, the link kept. */
+        char *target = realpath(path, NULL);
+        if (!target) {
+            snprintf(err, errlen, "cannot write %s: %s", path, strerror(errno));
+            return NULL;
+        }
+        FILE *f = open_temp(c, target, err, errlen);
+        free(target);
+        return f;
+    }
+    return open_temp(c, path, err, errlen);
+}
+
 vl_csv *vl_csv_open(const char *path, const vl_run_info *ri, char *err, size_t errlen)
 {
     vl_csv *c = calloc(1, sizeof *c);
@@ -181,13 +300,7 @@ vl_csv *vl_csv_open(const char *path, const vl_run_info *ri, char *err, size_t e
     if (!path || strcmp(path, "-") == 0) {
         c->out = stdout;
     } else {
-        struct stat st;
-        if (stat(path, &st) == 0 && S_ISDIR(st.st_mode)) {
-            snprintf(err, errlen, "cannot write %s: it is a folder", path);
-            free_csv(c);
-            return NULL;
-        }
-        c->out = open_temp(c, path, err, errlen);
+        c->out = open_file(c, path, err, errlen);
         if (!c->out) {
             free_csv(c);
             return NULL;
@@ -288,11 +401,11 @@ int vl_csv_close(vl_csv *c)
         /* Complete: the final name. Failed: the rows written so far still go there
          * (a failed program's partial result is evidence), and the exit status says
          * it failed. */
-        if (rename(c->tmp, c->final) != 0) {
+        if (c->tmp && rename(c->tmp, c->final) != 0) {
             unlink(c->tmp);
             failed = 1;
         }
-        track_temp(c->tmp, 0);
+        if (c->tmp) track_temp(c->tmp, 0);
     } else if (fflush(c->out) != 0) {
         failed = 1;
     }
@@ -305,8 +418,10 @@ void vl_csv_discard(vl_csv *c)
     if (!c) return;
     if (c->owned) {
         fclose(c->out);
-        unlink(c->tmp);
-        track_temp(c->tmp, 0);
+        if (c->tmp) {
+            unlink(c->tmp);
+            track_temp(c->tmp, 0);
+        }
     } else {
         fflush(c->out);
     }

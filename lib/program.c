@@ -14,17 +14,22 @@
 void vl_program_refuse_onto_inputs(const vl_cli *cli, const vl_program_def *def, const char *out, const char *flag)
 {
     if (!out || strcmp(out, "-") == 0) return;
-    if (def->input && *def->input && vl_csv_same_file(out, *def->input))
-        vl_cli_usage_error(cli, "%s %s names the input %s: refused, the input is left as it was", flag, out,
-                           *def->input);
+    const char *in = def->input ? *def->input : NULL;
+    if (in && vl_csv_onto_input(out, in)) {
+        if (strcmp(in, "-") == 0)
+            vl_cli_usage_error(cli, "%s %s is the file standard input reads: refused, the input is left as it was",
+                               flag, out);
+        vl_cli_usage_error(cli, "%s %s names the input %s: refused, the input is left as it was", flag, out, in);
+    }
     const vl_spec *specs[] = {cli->no_alloc ? NULL : &cli->alloc, &cli->device};
     for (size_t i = 0; i < sizeof specs / sizeof specs[0]; i++)
         for (size_t k = 0; specs[i] && k < specs[i]->nvalues; k++) {
             const vl_spec_value *v = &specs[i]->values[k];
-            if (v->given && v->opt->kind == VL_OPT_STRING && vl_csv_same_file(out, v->text))
+            if (v->given && v->opt->kind == VL_OPT_STRING && strcmp(v->text, "-") != 0 &&
+                vl_csv_onto_input(out, v->text))
                 vl_cli_usage_error(cli, "%s %s names %s of the SPEC: refused", flag, out, v->text);
         }
-    if (vl_csv_same_file(out, "/proc/self/exe"))
+    if (vl_csv_onto_input(out, "/proc/self/exe"))
         vl_cli_usage_error(cli, "%s %s names this program: refused", flag, out);
 }
 

@@ -36,9 +36,11 @@ typedef struct vl_program_def {
 
 /* An output file onto an input would replace what the run reads with its results:
  * refused (usage error, exit 2) before anything runs, the input left as it was. Inputs:
- * the program's own input file, every text value of --alloc and --device (a plugin's
- * .so), the program itself. vl_program_start checks -o; a program with a second output
- * (flag names it in the message) checks it from its check_options. "-" and NULL pass. */
+ * the program's own input file (when it is "-", the file standard input is), every text
+ * value of --alloc and --device (a plugin's .so), the program itself; compared by
+ * vl_csv_onto_input. vl_program_start checks -o; a program with a second output (flag
+ * names it in the message) checks it from its check_options, and that it is not -o's
+ * file (vl_csv_same_output). out "-" and NULL pass. */
 void vl_program_refuse_onto_inputs(const vl_cli *cli, const vl_program_def *def, const char *out, const char *flag);
 /* Exits on usage errors (2) and when no CUDA device is there (77). Turns on the
  * allocator's OOM report for the first OOM (lib/oom_report.h, printed on stderr). */

@@ -4,12 +4,16 @@
 #   make reliability-ci every CI step below (test-san, test-tsan, valgrind, fuzz-ci,
 #                       bad-input on the plain and the sanitized build) at once, each under
 #                       its time limit (.ci/run); names the failing ones, fails if any did
-#   make test-san       the cmocka test programs under ASan+UBSan+LSan (build-san/)
+#   make test-san       make test SAN=1: every test and suite under ASan+UBSan+LSan (build-san/)
 #   make test-tsan      the multi-threaded tests under ThreadSanitizer (build/tsan/)
 #   make valgrind       memcheck over the host-only / simulated-device tests (build/)
 #   make fuzz           every libFuzzer target for FUZZ_SECONDS (default 60) each (clang, build-fuzz/)
 #   make fuzz-ci        replays tests/corpus/ (the regression inputs) and fuzzes ~10 s per target
-#   make bad-input      tests/bad_input/table.tsv against every program in $(BUILD)/bin (SAN=1: build-san)
+#   make bad-input      tests/bad_input/table.tsv against every program in $(BUILD)/bin (SAN=1: build-san),
+#                       then tests/bad_input/outputs.sh (-o at FIFOs, device nodes, sockets, inputs)
+#   make test-outputs   outputs.sh alone, part of make test
+#   make test-plots-hostile  every plot from results whose strings are shell and gnuplot
+#                       code runs nothing (tests/plots_hostile/run.sh), part of make test
 #   make sanitize-gpu   GPU box only: compute-sanitizer over the scenarios, leak and thread checks
 
 KNOWN_VARS += FUZZ_CC FUZZ_SECONDS FUZZ_CI_SECONDS FUZZ_TARGETS VALGRIND GPU_SANITIZE_OUT
@@ -33,9 +37,10 @@ VL_SAN_ENV := ASAN_OPTIONS=detect_leaks=1:protect_shadow_gap=0:detect_stack_use_
 
 # The test programs of build-san/ (`make test`'s script suites run the plain build's
 # programs whatever SAN says, so they are not run a second time here).
+# All of make test (the script suites too, which run the sanitized programs), not only
+# the cmocka binaries.
 test-san:
-	@$(MAKE) --no-print-directory tests SAN=1
-	@env $(VL_SAN_ENV) scripts/run-tests.sh build-san
+	@env $(VL_SAN_ENV) $(MAKE) --no-print-directory test SAN=1
 
 # --- ThreadSanitizer -------------------------------------------------------------------
 # The tests that run threads against one allocator, built into build/tsan/ (inside the
@@ -134,6 +139,23 @@ fuzz-ci: fuzz-build
 bad-input: programs
 	@tests/bad_input/selftest.sh
 	@env $(VL_SAN_ENV) tests/bad_input/run.sh $(BUILD) tests/bad_input/table.tsv
+	@env $(VL_SAN_ENV) tests/bad_input/outputs.sh $(BUILD)
+
+# The output cases (FIFO, device node, socket, -o onto standard input's file) in make
+# test too: they guard the machine, not only the program.
+.PHONY: test-outputs
+test-outputs: programs
+	@tests/bad_input/outputs.sh $(BUILD)
+
+TEST_EXTRA_TARGETS += test-outputs
+
+# Every plots/*.gp on hostile strings, as plots.sh and the tools render them (~1 min;
+# skipped without gnuplot).
+.PHONY: test-plots-hostile
+test-plots-hostile:
+	@tests/plots_hostile/run.sh
+
+TEST_EXTRA_TARGETS += test-plots-hostile
 
 # --- GPU box -------------------------------------------------------------------------
 # Builds the programs and the thread test, then runs tests/gpu_sanitize/run.sh, which
