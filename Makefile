@@ -35,6 +35,11 @@ INTERNAL_VARS := SANFLAGS TORCH_DIR_FOUND
 BOOL_VARS := QUICK PEERS FULL FORCE
 $(foreach v,$(BOOL_VARS),$(if $(filter-out 0 1,$($(v))),$(error $(v)=$($(v)): use $(v)=1 or $(v)=0)))
 $(foreach v,$(BOOL_VARS),$(eval override $(v) := $(filter 1,$($(v)))))
+# RUN names one folder under results/ (scripts/bench.d/run-folder.sh's rule, which the
+# scripts check too): checked here as well, so that no space or shell character reaches a recipe.
+VL_ID_CHARS := a b c d e f g h i j k l m n o p q r s t u v w x y z A B C D E F G H I J K L M N O P Q R S T U V W X Y Z 0 1 2 3 4 5 6 7 8 9 . _ -
+vl_strip = $(if $2,$(call vl_strip,$(subst $(firstword $2),,$1),$(wordlist 2,$(words $2),$2)),$1)
+$(if $(RUN),$(if $(or $(filter-out 1,$(words $(RUN))),$(call vl_strip,$(RUN),$(VL_ID_CHARS)),$(filter .%,$(RUN))),$(error RUN=$(RUN): a run id is one folder name of letters, digits and . _ - (not starting with a dot))))
 .DELETE_ON_ERROR:
 # Keep objects of programs and tests: they are intermediate files to make, and a second
 # `make` would otherwise compile them again.
@@ -86,6 +91,9 @@ CFLAGS := -std=c11 -O2 -g -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wf
 NVCCFLAGS := -O2 -std=c++17 -Xcompiler -fPIC,-Wall,-Wextra -Werror all-warnings \
              -Ilib -I$(BUILD)/gen $(GENCODE) -MMD -MP
 LDFLAGS := -pthread $(SANFLAGS)
+# A rule that compiles and links in one step (a source straight to a .so or program):
+# its .d named after its output, which -MMD alone would not do.
+ONE_STEP_DEPS = -MMD -MP -MT $@ -MF $@.d
 # Static cudart: programs start (and exit 77 cleanly) on machines without a CUDA driver.
 LDLIBS := -L$(CUDA_HOME)/lib64 -lcudart_static -ldl -lrt -lm -lstdc++
 
@@ -167,7 +175,7 @@ test-heavy: setup
 # Tiers: QUICK=1 (a minute at most on an H100; PEERS=1 adds PyTorch's and RMM's
 # allocators), the default (about 5 minutes), FULL=1 (everything: *.full.tsv too;
 # with QUICK=1 each job short). RUN=<id> names the run (an existing one only with
-# FORCE=1, which clears it first); ONLY=prog,prog; REPEAT=N; GPUS=all|0,1.
+# FORCE=1, which clears it first where bench.sh made it); ONLY=prog,prog; REPEAT=N; GPUS=all|0,1.
 bench: programs
 	@scripts/bench.sh $(if $(QUICK),--quick) $(if $(PEERS),--peers) $(if $(FULL),--full) $(if $(ONLY),--only $(ONLY)) \
 	  $(if $(RUN),--run-id $(RUN)) $(if $(FORCE),--force) $(if $(REPEAT),--repeat $(REPEAT)) $(if $(GPUS),--gpus $(GPUS))
@@ -184,4 +192,7 @@ UNKNOWN_VARS := $(filter-out $(KNOWN_VARS) $(INTERNAL_VARS),$(foreach v,$(.VARIA
 ifneq ($(UNKNOWN_VARS),)
 $(error unknown variable $(UNKNOWN_VARS) on the command line; known: $(sort $(KNOWN_VARS)))
 endif
--include $(shell find $(BUILD)/obj -name '*.d' 2>/dev/null)
+# Header dependencies: every compile writes a .d beside its output (CFLAGS' -MMD -MP, or
+# ONE_STEP_DEPS), in obj/, broken/ or next to a .so built straight from its source; all
+# of them under $(BUILD) are read back, so a header's change rebuilds every object of it.
+-include $(shell find $(BUILD) -name '*.d' -type f 2>/dev/null)

@@ -52,10 +52,21 @@ const char *vl_summary_columns(const char *prefix, const char *unit, char *buf, 
     return buf;
 }
 
+/* An unknown statistic (NaN: no samples) is an empty field, never "nan" (lib/csv.h). */
+static const char *g6(double v, char *buf, size_t buflen)
+{
+    if (isfinite(v)) snprintf(buf, buflen, "%.6g", v);
+    else buf[0] = '\0';
+    return buf;
+}
+
 const char *vl_summary_values(const vl_summary *s, char *buf, size_t buflen)
 {
-    snprintf(buf, buflen, "%zu,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g", s->n, s->median, s->p1, s->p25,
-             s->p75, s->p99, s->min, s->max, s->iqr);
+    char f[8][32];
+    snprintf(buf, buflen, "%zu,%s,%s,%s,%s,%s,%s,%s,%s", s->n, g6(s->median, f[0], sizeof f[0]),
+             g6(s->p1, f[1], sizeof f[1]), g6(s->p25, f[2], sizeof f[2]), g6(s->p75, f[3], sizeof f[3]),
+             g6(s->p99, f[4], sizeof f[4]), g6(s->min, f[5], sizeof f[5]), g6(s->max, f[6], sizeof f[6]),
+             g6(s->iqr, f[7], sizeof f[7]));
     return buf;
 }
 

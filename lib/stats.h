@@ -15,7 +15,8 @@ typedef struct vl_summary {
 vl_summary vl_summarize(double *samples, size_t n);
 
 /* The CSV column names and values for a summary, with a unit suffix:
- * vl_summary_columns("alloc", "ns") -> "alloc_median_ns,alloc_p1_ns,...". */
+ * vl_summary_columns("alloc", "ns") -> "alloc_median_ns,alloc_p1_ns,...". The values of
+ * a summary of no samples are its n (0) and empty fields: unknown, not NaN. */
 const char *vl_summary_columns(const char *prefix, const char *unit, char *buf, size_t buflen);
 const char *vl_summary_values(const vl_summary *s, char *buf, size_t buflen);
 

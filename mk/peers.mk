@@ -36,7 +36,7 @@ peer-rmm:
 $(PEER_TORCH_SO): lib/peers/torch_shim.cpp lib/peers/peer_abi.h
 	@test -n "$(TORCH_DIR_FOUND)" || { echo "use: make peers"; exit 2; }
 	@mkdir -p $(@D)
-	$(Q)$(CXX) -std=c++17 -O2 -g -Wall -Wextra -Werror -Wshadow -fPIC -fvisibility=hidden -shared -pthread -Ilib \
+	$(Q)$(CXX) -std=c++17 -O2 -g -Wall -Wextra -Werror -Wshadow -fPIC -fvisibility=hidden -shared -pthread $(ONE_STEP_DEPS) -Ilib \
 	  -DTORCH_SHIM_VERSION='"$(shell sed -n "s/^__version__ = '\(.*\)'.*/\1/p" $(TORCH_DIR_FOUND)/version.py 2>/dev/null)"' \
 	  -I$(CUDA_HOME)/include -isystem $(TORCH_DIR_FOUND)/include $< \
 	  -L$(TORCH_DIR_FOUND)/lib -lc10_cuda -lc10 -Wl,-rpath,$(TORCH_DIR_FOUND)/lib -Wl,-z,defs -o $@
@@ -47,7 +47,7 @@ $(PEER_TORCH_SO): lib/peers/torch_shim.cpp lib/peers/peer_abi.h
 PEER_RMM_OBJ := $(BUILD)/obj/lib/peers/rmm_shim.o
 $(PEER_RMM_OBJ): lib/peers/rmm_shim.cpp lib/peers/peer_abi.h $(RMM_VERSION_FILE)
 	@mkdir -p $(@D)
-	$(Q)$(NVCC) -std=c++20 -x cu -O2 -Xcompiler -fPIC,-Wall,-Wextra,-fvisibility=hidden -Werror all-warnings $(GENCODE) \
+	$(Q)$(NVCC) -std=c++20 -x cu -O2 -Xcompiler -fPIC,-Wall,-Wextra,-fvisibility=hidden -Werror all-warnings $(GENCODE) -MMD -MP \
 	  -DRMM_SHIM_VERSION='"$(shell cat $(RMM_VERSION_FILE))"' -Ilib -isystem $(RMM_DEPS)/librmm/include/rapids \
 	  -isystem $(RMM_DEPS)/librmm/include -isystem $(RMM_DEPS)/rapids_logger/include -c $< -o $@
 
@@ -66,7 +66,7 @@ FAKE_PEERS := $(BUILD)/tests/peers/libvramlab_peer_torch.so $(BUILD)/tests/peers
 tests: $(FAKE_PEERS)
 $(FAKE_PEERS): tests/plugins/fake_peer.c lib/peers/peer_abi.h
 	@mkdir -p $(@D)
-	$(Q)$(CC) $(CPPFLAGS) $(filter-out -MMD -MP,$(CFLAGS)) -shared $< -o $@
+	$(Q)$(CC) $(CPPFLAGS) $(filter-out -MMD -MP,$(CFLAGS)) $(ONE_STEP_DEPS) -shared $< -o $@
 
 # scripts/peer-tables (the README's tables of vramlab against its peers) on a simulated
 # repeated run and on synthetic peer CSVs: no GPU, torch or RMM.

@@ -25,6 +25,11 @@ $(PLUGIN_SO): $(BUILD)/obj/lib/torch/vramlab_caching.o $(LIB_A) lib/torch/export
 	$(Q)$(CC) -shared $(LDFLAGS) -Wl,-soname,libvramlab_caching.so -Wl,--version-script=lib/torch/exports.map \
 	  -Wl,--exclude-libs,ALL $(if $(SAN),,-Wl,-z,defs) $< $(LIB_A) $(LDLIBS) -o $@
 
+# SAN=1: the plugins carry ASan, whose runtime must come first in a process; python3
+# has none of its own, so it is preloaded, without the leak check (python's allocations
+# at exit are not the plugin's).
+SAN_PRELOAD := $(if $(filter 1,$(SAN)),LD_PRELOAD=$(shell $(CC) -print-file-name=libasan.so) ASAN_OPTIONS=detect_leaks=0)
+
 # torch's folder, found without importing torch (an import takes seconds).
 TORCH_DIR = $(shell python3 -c 'import importlib.util as u,os; s=u.find_spec("torch"); print(os.path.dirname(s.origin) if s else "")' 2>/dev/null)
 CXX ?= g++
@@ -42,7 +47,7 @@ torch-compare:
 $(TORCH_COMPARE): bench/torch/torch_alloc_compare.cpp $(LIB_A)
 	@test -n "$(TORCH_DIR_FOUND)" || { echo "use: make torch-compare"; exit 2; }
 	@mkdir -p $(@D)
-	$(Q)$(CXX) -std=c++17 -O2 -g -Wall -Wextra -Werror -Wshadow -pthread -D_GNU_SOURCE -Ilib -I$(BUILD)/gen \
+	$(Q)$(CXX) -std=c++17 -O2 -g -Wall -Wextra -Werror -Wshadow -pthread $(ONE_STEP_DEPS) -D_GNU_SOURCE -Ilib -I$(BUILD)/gen \
 	  -I$(CUDA_HOME)/include -isystem $(TORCH_DIR_FOUND)/include $< $(LIB_A) \
 	  -L$(TORCH_DIR_FOUND)/lib -lc10_cuda -lc10 -L$(CUDA_HOME)/lib64 -lcudart -ldl -lrt -lm \
 	  -Wl,-rpath,$(TORCH_DIR_FOUND)/lib -Wl,-rpath,$(CUDA_HOME)/lib64 -o $@
@@ -50,7 +55,7 @@ $(TORCH_COMPARE): bench/torch/torch_alloc_compare.cpp $(LIB_A)
 # The script exits 77 without torch or a GPU. make itself can only exit 0 or 2, so a
 # skip is one last line "SKIP test-gpu-torch: <why>" and status 0.
 test-gpu-torch: plugin
-	@why=$$(tests/gpu/torch_training_equal.sh $(PLUGIN_SO) 2>&1); rc=$$?; echo "$$why"; \
+	@why=$$($(SAN_PRELOAD) tests/gpu/torch_training_equal.sh $(PLUGIN_SO) 2>&1); rc=$$?; echo "$$why"; \
 	 if [ $$rc -eq 77 ]; then echo "SKIP test-gpu-torch: $$(echo "$$why" | tail -1)"; elif [ $$rc -ne 0 ]; then exit $$rc; fi
 
 # The snapshot converter on synthetic snapshots: no torch, no GPU.
@@ -81,13 +86,15 @@ CXX_WORKS = $(shell printf '$(HASH)include <string>\n' | $(CXX) -x c++ -std=c++1
 tests: $(if $(CXX_WORKS),$(PLUGIN_RAISE_TEST))
 TEST_EXTRA_TARGETS += test-plugin-raise
 plugin-raise: $(PLUGIN_RAISE_SO)
-$(PLUGIN_RAISE_SO): lib/torch/raise_on_oom.cpp lib/torch/vramlab_caching.h $(PLUGIN_SO)
+# SANFLAGS: under SAN=1 the library and its test carry ASan as the plugin does, so the
+# test starts with the runtime first. mk/torch.mk: the flags are here, not in a .d file.
+$(PLUGIN_RAISE_SO): lib/torch/raise_on_oom.cpp lib/torch/vramlab_caching.h $(PLUGIN_SO) mk/torch.mk
 	@mkdir -p $(@D)
-	$(Q)$(CXX) -std=c++17 -O2 -g -Wall -Wextra -Werror -fPIC -shared -Ilib -I$(CUDA_HOME)/include $< \
+	$(Q)$(CXX) -std=c++17 -O2 -g -Wall -Wextra -Werror $(SANFLAGS) $(ONE_STEP_DEPS) -fPIC -shared -Ilib -I$(CUDA_HOME)/include $< \
 	  -L$(BUILD)/lib -l:libvramlab_caching.so -Wl,-rpath,'$$ORIGIN' -Wl,-z,defs -o $@
-$(PLUGIN_RAISE_TEST): tests/plugins/raise_on_oom.cpp $(PLUGIN_RAISE_SO)
+$(PLUGIN_RAISE_TEST): tests/plugins/raise_on_oom.cpp $(PLUGIN_RAISE_SO) mk/torch.mk
 	@mkdir -p $(@D)
-	$(Q)$(CXX) -std=c++17 -O2 -g -Wall -Wextra -Werror -Ilib -I$(CUDA_HOME)/include $< \
+	$(Q)$(CXX) -std=c++17 -O2 -g -Wall -Wextra -Werror $(SANFLAGS) $(ONE_STEP_DEPS) -Ilib -I$(CUDA_HOME)/include $< \
 	  -L$(BUILD)/lib -l:libvramlab_caching_raise.so -l:libvramlab_caching.so -Wl,-rpath,$(abspath $(BUILD)/lib) -ldl -o $@
 test-plugin-raise:
 	@if [ "$(CXX_WORKS)" != yes ]; then echo "SKIP test-plugin-raise: no working C++ compiler ($(CXX))"; \
@@ -103,5 +110,5 @@ TEST_EXTRA_TARGETS += test-gpu-torch-oom
 test-gpu-torch-oom:
 	@if [ "$(CXX_WORKS)" != yes ]; then echo "SKIP test-gpu-torch-oom: no working C++ compiler ($(CXX))"; \
 	 else $(MAKE) --no-print-directory $(PLUGIN_RAISE_SO) || exit 1; \
-	   out=$$(python3 tests/gpu/torch_oom_raises.py $(PLUGIN_RAISE_SO) 2>&1); rc=$$?; echo "$$out"; \
+	   out=$$($(SAN_PRELOAD) python3 tests/gpu/torch_oom_raises.py $(PLUGIN_RAISE_SO) 2>&1); rc=$$?; echo "$$out"; \
 	   if [ $$rc -eq 77 ]; then echo "SKIP test-gpu-torch-oom: $$(echo "$$out" | tail -1)"; else exit $$rc; fi; fi

@@ -3,9 +3,11 @@
  * free chunks in one place to map as many in another). The adaptive budget rises until
  * it stops doing so, paying in waste; a fixed one keeps relocating and the waste low.
  * Each relocating map call is counted hidden (the work queued before the reclaim was
- * still running after it: events=manual, the test says when work completes) or exposed. */
+ * still running after it: events=manual, the test says when work completes) or exposed.
+ * The raise's trigger is pinned at its boundary: more than raise_maps, not as many. */
 #include "test_caching_helpers.h"
 
+#include "caching/allocator.h"
 #include "caching/hostmem.h"
 
 #include "support/test_main.h"
@@ -92,6 +94,49 @@ static void test_raise_maps_sets_how_much_relocation_raises_the_budget(void **st
     assert_true(eager.info.relocation_maps_exposed > dflt.info.relocation_maps_exposed);
 }
 
+/* The trigger's boundary (budget.c): the budget doubles once the relocating map calls
+ * of one window are MORE than raise_maps; a window of exactly raise_maps leaves it. On
+ * the budget's own state, so each map call counts where the test says. */
+static void test_budget_doubles_past_raise_maps_not_at_it(void **state)
+{
+    (void)state;
+    vl_caching *c = calloc(1, sizeof *c);
+    assert_non_null(c);
+    c->cfg.reclaim = 0.008;
+    c->cfg.reclaim_max = 0.25;
+    c->cfg.raise_maps = 10;
+    vl_budget_init(c);
+    for (int i = 0; i < 10; i++) vl_budget_relocated(c, 1);
+    assert_true(c->budget == 0.008);
+    vl_budget_relocated(c, 1); /* the 11th */
+    assert_true(c->budget == 0.016);
+    /* A raise starts a new window: N more maps, in one grow, again leave it; N + 1 double it. */
+    vl_budget_relocated(c, 10);
+    assert_true(c->budget == 0.016);
+    vl_budget_relocated(c, 1);
+    assert_true(c->budget == 0.032);
+    free(c);
+}
+
+/* The same boundary through the allocator: the program's relocating maps all fall in one
+ * window (its peak is reached in the first step, 8 steps are 136 allocations), so
+ * raise_maps equal to their count keeps the budget and one less raises it. */
+static void test_raise_maps_equal_to_the_relocation_keeps_the_budget(void **state)
+{
+    (void)state;
+    run patient = steps("sim:capacity=1GiB", ADAPTIVE ",raise_maps=200", 0);
+    int64_t maps = patient.info.relocation_maps_exposed;
+    assert_true(maps > 1 && maps < 1024);
+    char spec[160];
+    snprintf(spec, sizeof spec, "%s,raise_maps=%lld", ADAPTIVE, (long long)maps);
+    run at = steps("sim:capacity=1GiB", spec, 0);
+    assert_true(at.info.budget == 0.008);
+    assert_int_equal(at.info.relocation_maps_exposed, maps);
+    snprintf(spec, sizeof spec, "%s,raise_maps=%lld", ADAPTIVE, (long long)maps - 1);
+    run past = steps("sim:capacity=1GiB", spec, 0);
+    assert_true(past.info.budget > 0.008);
+}
+
 static void test_relocation_is_counted_hidden_only_behind_queued_work(void **state)
 {
     (void)state;
@@ -174,5 +219,7 @@ static void test_relocation_under_pressure_survives_host_failures(void **state)
 
 VL_TEST_MAIN(cmocka_unit_test(test_relocating_every_step_raises_the_budget_and_the_waste),
              cmocka_unit_test(test_raise_maps_sets_how_much_relocation_raises_the_budget),
+             cmocka_unit_test(test_budget_doubles_past_raise_maps_not_at_it),
+             cmocka_unit_test(test_raise_maps_equal_to_the_relocation_keeps_the_budget),
              cmocka_unit_test(test_relocation_is_counted_hidden_only_behind_queued_work),
              cmocka_unit_test(test_relocation_under_pressure_survives_host_failures))

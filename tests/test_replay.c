@@ -1,6 +1,7 @@
 /* Tests of trace replay on the simulated device (no GPU): the replay engine
  * (lib/trace/replay.h) with the caching allocator, OOMs on a small device, and the
- * bench/replay program's command line (files, stdin, malformed lines, unknown frees). */
+ * bench/replay program's command line (files, stdin, malformed lines, unknown frees),
+ * and its row for a trace without frees. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -214,6 +215,46 @@ static void test_replay_program(void **state)
     assert_int_equal(run_replay("--trace - --format nope", "", out, sizeof out), 2);
 }
 
+/* A trace without frees: the pass row's free_* statistics are unknown, so empty fields
+ * (lib/csv.h), free_n 0; never "nan", which readers would take for a number. */
+static void test_replay_without_frees_leaves_free_statistics_empty(void **state)
+{
+    (void)state;
+    char in_path[] = "/tmp/test_replay_nofree_XXXXXX", cmd[1024], line[4096], header[4096] = "", row[4096] = "";
+    int fd = mkstemp(in_path);
+    assert_true(fd >= 0);
+    FILE *f = fdopen(fd, "w");
+    fputs("vramlab-trace 1\n# allocations only: nothing is freed\na 1 4096\na 2 8192\n", f);
+    fclose(f);
+    snprintf(cmd, sizeof cmd, "%s --device sim --alloc caching --passes 1 --trace %s -o - 2>/dev/null", replay_bin,
+             in_path);
+    FILE *p = popen(cmd, "r");
+    assert_non_null(p);
+    while (fgets(line, sizeof line, p)) {
+        if (line[0] == '#') continue;
+        line[strcspn(line, "\n")] = '\0';
+        snprintf(header[0] ? row : header, sizeof row, "%s", line);
+    }
+    int status = pclose(p);
+    unlink(in_path);
+    assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    if (strstr(row, "nan")) fail_msg("row with nan: %s", row);
+    /* free_n and free_median_ns, by position in the header (strsep keeps empty fields). */
+    char *hp = header, *rp = row, *h, *v;
+    int seen = 0;
+    while ((h = strsep(&hp, ",")) != NULL && (v = strsep(&rp, ",")) != NULL) {
+        const char *want = NULL;
+        if (strcmp(h, "frees") == 0 || strcmp(h, "free_n") == 0) want = "0";
+        else if (strncmp(h, "free_", 5) == 0) want = ""; /* free_median_ns ... free_iqr_ns */
+        else if (strcmp(h, "alloc_median_ns") == 0) assert_true(v[0] != '\0'); /* the allocs were timed */
+        if (want) {
+            if (strcmp(v, want) != 0) fail_msg("%s is '%s', expected '%s'", h, v, want);
+            seen++;
+        }
+    }
+    assert_int_equal(seen, 2 + 8);
+}
+
 int main(int argc, char **argv)
 {
     const char *slash = argc > 0 ? strrchr(argv[0], '/') : NULL;
@@ -224,6 +265,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_replay_recorded_torch_traces),
         cmocka_unit_test(test_replay_oom_on_small_device),
         cmocka_unit_test(test_replay_program),
+        cmocka_unit_test(test_replay_without_frees_leaves_free_statistics_empty),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -69,6 +69,19 @@ static void test_columns_match_values(void **state)
     assert_non_null(strstr(cols, "alloc_median_ns"));
 }
 
+/* Nothing measured (a trace with no frees: replay's free_* columns): n is 0 and every
+ * statistic an empty field, as lib/csv.h promises for unknown values, never "nan". */
+static void test_values_of_no_samples_are_empty(void **state)
+{
+    (void)state;
+    char vals[512];
+    vl_summary s = vl_summarize(NULL, 0);
+    assert_string_equal(vl_summary_values(&s, vals, sizeof vals), "0,,,,,,,,");
+    double x[] = {5};
+    s = vl_summarize(x, 1);
+    assert_string_equal(vl_summary_values(&s, vals, sizeof vals), "1,5,5,5,5,5,5,5,0");
+}
+
 static void test_rng_reproducible(void **state)
 {
     (void)state;
@@ -101,4 +114,5 @@ static void test_rng_ranges(void **state)
 VL_TEST_MAIN(cmocka_unit_test(test_summary), cmocka_unit_test(test_summary_interpolates),
              cmocka_unit_test(test_summary_empty),
              cmocka_unit_test(test_rate_unknown_without_time), cmocka_unit_test(test_columns_match_values),
+             cmocka_unit_test(test_values_of_no_samples_are_empty),
              cmocka_unit_test(test_rng_reproducible), cmocka_unit_test(test_rng_ranges))

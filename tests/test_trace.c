@@ -94,6 +94,20 @@ static void test_vramlab_errors(void **state)
     expect_error("vramlab-trace 1\na 1 99999999999999999999999\n", VL_TRACE_VRAMLAB, "2: bad SIZE");
 }
 
+/* A field past the last one a line may have is malformed, not ignored (a trace with a
+ * column the reader does not know would replay as something else): the error is one
+ * line and names the line, whether the format is named or guessed. */
+static void test_vramlab_extra_fields_rejected(void **state)
+{
+    (void)state;
+    const char *text = "vramlab-trace 1\na 1 4096 0 junk\n";
+    expect_error(text, VL_TRACE_VRAMLAB, "2: expected 'a ID SIZE [STREAM]'");
+    assert_null(strchr(err, '\n'));
+    expect_error(text, VL_TRACE_AUTO, "2: expected 'a ID SIZE [STREAM]'");
+    expect_error("vramlab-trace 1\na 1 4096\nf 1 0 junk\n", VL_TRACE_VRAMLAB, "3: expected 'f ID [STREAM]'");
+    assert_null(strchr(err, '\n'));
+}
+
 static void test_unknown_frees_reported(void **state)
 {
     (void)state;
@@ -393,6 +407,7 @@ static void test_peak_overflow_refused(void **state)
 
 VL_TEST_MAIN(cmocka_unit_test(test_peak_overflow_refused), cmocka_unit_test(test_recorded_trace_parses_back), cmocka_unit_test(test_record_open_failure),
              cmocka_unit_test(test_vramlab_basic), cmocka_unit_test(test_vramlab_errors),
+             cmocka_unit_test(test_vramlab_extra_fields_rejected),
              cmocka_unit_test(test_unknown_frees_reported), cmocka_unit_test(test_torch_csv_completed),
              cmocka_unit_test(test_torch_csv_requested), cmocka_unit_test(test_torch_csv_columns_and_errors),
              cmocka_unit_test(test_rmm), cmocka_unit_test(test_guess), cmocka_unit_test(test_hostile_bytes),
