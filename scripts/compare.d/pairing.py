@@ -140,8 +140,9 @@ def _reason(fid, other_side, all_other):
     return f"{other_side} has no {fid.describe()}"
 
 
-def pair(a, b):
-    """A Pairing of the files of runs a and b (vlresults.Run)."""
+def pair(a, b, names=("A", "B")):
+    """A Pairing of the files of runs a and b (vlresults.Run); names: how the reasons
+    call them (scripts/matrix: the columns)."""
     ida, idb = identities(a), identities(b)
     left_a, left_b = sorted(ida), sorted(idb)
     pairs = []
@@ -161,8 +162,8 @@ def pair(a, b):
             pairs.append((fa, cand_b[0], _labels(ida[fa], idb[cand_b[0]])))
             left_a.remove(fa)
             left_b.remove(cand_b[0])
-    unpaired = [("A", f, _reason(ida[f], "B", list(idb.values()))) for f in left_a]
-    unpaired += [("B", f, _reason(idb[f], "A", list(ida.values()))) for f in left_b]
+    unpaired = [("A", f, _reason(ida[f], names[1], list(idb.values()))) for f in left_a]
+    unpaired += [("B", f, _reason(idb[f], names[0], list(ida.values()))) for f in left_b]
     return Pairing(sorted(pairs), unpaired)
 
 

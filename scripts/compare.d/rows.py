@@ -6,7 +6,7 @@ alloc_latency.caching.csv): the median and range of each over the repetitions, a
 ratio B/A with its 95% interval (Hodges-Lehmann on log values over the repetitions, as
 scripts/compare does between runs). ROW_A / ROW_B: a substring that picks exactly one
 row identity (as scripts/compare prints it). FILE_B defaults to FILE_A. Exit 2 on usage
-errors."""
+errors and on a file that cannot be read or is malformed."""
 import math
 import os
 import sys
@@ -30,7 +30,11 @@ def main(argv):
         return 2
     run_path, metric, file_a, row_a = argv[:4]
     file_b, row_b = (argv[4], argv[5]) if len(argv) == 6 else (file_a, argv[4])
-    run = vlresults.Run(run_path)
+    try:
+        run = vlresults.Run(run_path)
+    except vlresults.BadInput as e:
+        print(f"rows: bad input: {e}", file=sys.stderr)
+        return 2
     for fname in (file_a, file_b):
         if fname not in run.files:
             print(f"rows: no {fname} in {run_path}", file=sys.stderr)

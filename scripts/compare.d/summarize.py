@@ -4,7 +4,8 @@ every metric over the repetitions (one value per repetition: one process), with 
 median, the quartiles, the extremes and the relative IQR, which is the process-to-process
 noise a comparison has to see through. Called by scripts/bench.sh --repeat.
 A repetition without COMPLETE (interrupted, or still running) is refused, exit 2;
---allow-incomplete summarizes anyway and says so in summary.csv and on stdout."""
+--allow-incomplete summarizes anyway and says so in summary.csv and on stdout. A file that
+cannot be read or is malformed (vlresults.BadInput) is named in one line, exit 2."""
 import csv
 import os
 import sys
@@ -20,7 +21,11 @@ def main(argv):
     if len(argv) != 1 or not os.path.isdir(argv[0]):
         print("usage: summarize.py [--allow-incomplete] RUN_FOLDER", file=sys.stderr)
         return 2
-    run = vlresults.Run(argv[0])
+    try:
+        run = vlresults.Run(argv[0])
+    except vlresults.BadInput as e:
+        print(f"summarize: bad input: {e}", file=sys.stderr)
+        return 2
     if not run.repeated:
         print(f"summarize: {argv[0]} has no rep-<k> folders", file=sys.stderr)
         return 2

@@ -11,7 +11,14 @@ A metric is one number of one row of one CSV:
   - a summary group (lib/stats.h: P_median_U with P_p25_U and P_p75_U beside it):
     value = the median, spread = [p25, p75] (inside the process);
   - any other numeric column that is not part of the row's identity (IDENTITY: the
-    configuration columns, such as size_bytes, streams, pattern, pass)."""
+    configuration columns, such as size_bytes, streams, pattern, pass).
+
+A file that cannot be read, or is not what it claims to be, raises BadInput naming it:
+a bad header (an empty, repeated or numeric column name), text where a number is
+required (a summary group's cells, a column named with a unit: NUMERIC_SUFFIXES; an
+empty cell is unknown and "nan" is too, as before), hyperfine JSON of another shape, a
+folder where a file is expected. Its manifest.csv gives the jobs of each folder
+(Folder.jobs): one that failed is not a result, and the comparison says so."""
 import csv
 import glob
 import json
@@ -33,10 +40,25 @@ IDENTITY = {"section", "variant", "role", "record", "pattern", "phase", "test", 
 # Metadata that differs on every run and says nothing about the conditions.
 VOLATILE_META = {"date_utc", "command"}
 SKIP_FILES = {"manifest.csv", "compare.csv"}
+# Columns that hold numbers by their name (lib/csv.h: units belong in column names).
+NUMERIC_SUFFIXES = ("_ns", "_us", "_ms", "_s", "_bytes", "_gbps", "_per_s")
+# scripts/bench.sh's manifest.csv: the columns read, and the exit code of a job that
+# skipped itself (no GPU, a peer not built).
+MANIFEST_COLUMNS = ("program", "status")
+SKIP_EXIT = 77
 # Written last by scripts/bench.sh into a results folder (and each rep-<k>/ of a repeated
 # run) once every job of it has finished: a folder without it was interrupted or is
 # still running, and its files are not a result.
 COMPLETE_MARK = "COMPLETE"
+
+
+class BadInput(Exception):
+    """An input file that cannot be read or is malformed: scripts/compare and scripts/matrix
+    say it in one line and exit 2."""
+
+    def __init__(self, path, why):
+        super().__init__(f"{path}: {why}")
+        self.path, self.why = path, why
 
 
 class Metric:
@@ -64,23 +86,52 @@ def number(text):
 
 
 def read_csv(path):
-    """Returns (metadata dict, header list, rows as lists) of a vramlab CSV."""
+    """Returns (metadata dict, header list, rows as lists) of a vramlab CSV; BadInput
+    where it cannot be read."""
     meta, rows, header = {}, [], None
-    with open(path, newline="", errors="replace") as f:
-        for line in f:
-            if line.startswith("#"):
-                key, sep, value = line[1:].partition(":")
-                if sep:
-                    meta[key.strip()] = value.strip()
-                continue
-            if not line.strip():
-                continue
-            fields = next(csv.reader([line]))
-            if header is None:
-                header = fields
-            else:
-                rows.append(fields)
+    try:
+        with open(path, newline="", errors="replace") as f:
+            for line in f:
+                if line.startswith("#"):
+                    key, sep, value = line[1:].partition(":")
+                    if sep:
+                        meta[key.strip()] = value.strip()
+                    continue
+                if not line.strip():
+                    continue
+                fields = next(csv.reader([line]))
+                if header is None:
+                    header = fields
+                else:
+                    rows.append(fields)
+    except IsADirectoryError:
+        raise BadInput(path, "a folder, not a file") from None
+    except OSError as e:
+        raise BadInput(path, f"cannot be read ({e.strerror or e})") from None
+    except csv.Error as e:
+        raise BadInput(path, f"not CSV ({e})") from None
     return meta, header or [], rows
+
+
+def check_header(path, header):
+    """BadInput for a header no program writes: a column named twice, an empty name, or
+    a number (a data row where the header should be)."""
+    for i, col in enumerate(header):
+        if not col.strip():
+            raise BadInput(path, f"bad header: column {i + 1} has no name")
+        if number(col) is not None:
+            raise BadInput(path, f"bad header: column {i + 1} is named '{col}', a number (no header row?)")
+        if header.index(col) != i:
+            raise BadInput(path, f"bad header: column '{col}' appears twice")
+
+
+def is_number(text):
+    """A number, finite or not ("nan": unknown, as an empty cell is)."""
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
 
 
 def summary_groups(header):
@@ -100,18 +151,25 @@ def summary_groups(header):
     return groups
 
 
-def program_metrics(fname, header, rows):
+def program_metrics(fname, header, rows, path=None):
+    """[Metric] of a program CSV and its rows of the wrong length (reported, not
+    compared); BadInput (naming path) for text where a number is required."""
     groups = summary_groups(header)
     in_group = set()
     for (prefix, unit), stats in groups.items():
         in_group.update(stats.values())
     identity = [i for i, c in enumerate(header) if c in IDENTITY]
     scalars = [i for i in range(len(header)) if i not in in_group and i not in identity]
+    numeric = sorted(in_group | {i for i, c in enumerate(header) if c.endswith(NUMERIC_SUFFIXES)})
     seen, out, malformed = {}, [], []
     for number_, fields in enumerate(rows, 1):
         if len(fields) != len(header):
             malformed.append(f"{fname}: data row {number_} has {len(fields)} fields, the header {len(header)}")
             continue
+        for i in numeric:
+            if fields[i].strip() and not is_number(fields[i]):
+                raise BadInput(path or fname, f"data row {number_}: column {header[i]} holds '{fields[i][:40]}', "
+                                              "not a number")
         key = ",".join(f"{header[i]}={fields[i]}" for i in identity if fields[i] != "")
         seen[key] = seen.get(key, 0) + 1
         if seen[key] > 1:
@@ -139,17 +197,42 @@ def program_metrics(fname, header, rows):
 quantile = rankstats.quantile  # summarize.py and others read it here
 
 
+def read_hyperfine(path):
+    """[(command, [times])] of a hyperfine --export-json file; BadInput where it is not
+    one: {"results": [{"command": str, "times": [number or null, ...]}, ...]}."""
+    try:
+        with open(path) as f:
+            data = json.load(f)
+    except IsADirectoryError:
+        raise BadInput(path, "a folder, not a file") from None
+    except OSError as e:
+        raise BadInput(path, f"cannot be read ({e.strerror or e})") from None
+    except (ValueError, RecursionError) as e:  # JSONDecodeError and UnicodeDecodeError are ValueErrors
+        raise BadInput(path, f"not JSON ({e})") from None
+    if not isinstance(data, dict) or not isinstance(data.get("results"), list):
+        raise BadInput(path, "not a hyperfine export: expected an object with a list 'results'")
+    out = []
+    for k, result in enumerate(data["results"]):
+        if not isinstance(result, dict) or not isinstance(result.get("command"), str) \
+                or not isinstance(result.get("times"), list):
+            raise BadInput(path, f"results[{k}]: expected an object with a string 'command' and a list 'times'")
+        # bool is an int to Python, not a time to hyperfine
+        if any(t is not None and (isinstance(t, bool) or not isinstance(t, (int, float)) or not math.isfinite(t))
+               for t in result["times"]):
+            raise BadInput(path, f"results[{k}].times: holds something other than finite numbers")
+        out.append((result["command"], [t for t in result["times"] if t is not None]))
+    return out
+
+
 def hyperfine_metrics(path):
     """One metric per hyperfine command: wall time per run (median, p25..p75)."""
-    with open(path) as f:
-        data = json.load(f)
     out = []
     fname = "hyperfine/" + os.path.basename(path)
-    for result in data.get("results", []):
-        times = sorted(t for t in result.get("times", []) if t is not None)
+    for command, times in read_hyperfine(path):
+        times = sorted(times)
         if not times:
             continue
-        out.append(Metric(fname, result.get("command", "?"), "wall_median", "s", quantile(times, 0.5),
+        out.append(Metric(fname, command or "?", "wall_median", "s", quantile(times, 0.5),
                           quantile(times, 0.25), quantile(times, 0.75), len(times), times))
     return out
 
@@ -166,6 +249,46 @@ def read_state(path):
     except OSError:
         pass
     return state
+
+
+def read_manifest(path):
+    """The jobs of scripts/bench.sh's manifest.csv: [{column: value}]; BadInput where it
+    is not one (its columns, or an exit code that is not an integer)."""
+    _, header, rows = read_csv(path)
+    missing = [c for c in MANIFEST_COLUMNS if c not in header]
+    if missing:
+        raise BadInput(path, f"bad header: no column {', '.join(missing)} (scripts/bench.sh writes "
+                             "program,device,alloc,status,exit_code,seconds,csv,note)")
+    jobs = []
+    for k, fields in enumerate(rows, 1):
+        if len(fields) != len(header):
+            raise BadInput(path, f"data row {k} has {len(fields)} fields, the header {len(header)}")
+        job = dict(zip(header, fields))
+        code = job.get("exit_code", "").strip()
+        if code and not re.fullmatch(r"-?\d+", code):
+            raise BadInput(path, f"data row {k}: exit_code '{code[:40]}' is not an integer")
+        jobs.append(job)
+    return jobs
+
+
+def job_outcome(job):
+    """'ok', 'skipped' or 'failed': a job is a result only when it says ok and exited 0,
+    a skip only when it says skipped and exited 77 (where the manifest gives the code)."""
+    status, code = job.get("status", "").strip(), job.get("exit_code", "").strip()
+    if status == "ok" and code in ("", "0"):
+        return "ok"
+    if status == "skipped" and code in ("", str(SKIP_EXIT)):
+        return "skipped"
+    return "failed"
+
+
+def describe_job(job):
+    """'program device alloc, csv: status, exit N: note', as a finding names a job."""
+    what = " ".join(v for v in (job.get("program", ""), job.get("device", ""), job.get("alloc", "")) if v and v != "-")
+    code, note = job.get("exit_code", "").strip(), job.get("note", "").strip()
+    return (f"{what or '?'}" + (f", {job['csv']}" if job.get("csv") else "") + ": "
+            + (job.get("status", "").strip() or "no status") + (f", exit {code}" if code else "")
+            + (f": {note[:120]}" if note else ""))
 
 
 def rep_folders(path):
@@ -187,17 +310,20 @@ class Folder:
         self.complete = os.path.isfile(os.path.join(path, COMPLETE_MARK))
         self.malformed = []
         self.state = read_state(os.path.join(path, "machine.txt"))
+        manifest = os.path.join(path, "manifest.csv")
+        self.jobs = read_manifest(manifest) if os.path.lexists(manifest) else []
         for p in sorted(glob.glob(os.path.join(path, "*.csv"))):
             fname = os.path.basename(p)
             # hyperfine.*.csv flatten hyperfine/*.json, which is read below with its spread.
             if fname in SKIP_FILES or fname.startswith(("compare", "hyperfine.", "summary", "noise")):
                 continue
             meta, header, rows = read_csv(p)
+            check_header(p, header)
             self.file_meta[fname] = meta
             for k, v in meta.items():
                 if k not in VOLATILE_META:
                     self.meta.setdefault(k, set()).add(v)
-            self.files[fname], bad = program_metrics(fname, header, rows)
+            self.files[fname], bad = program_metrics(fname, header, rows, p)
             self.malformed += bad
             self.program_of[fname] = fname.split(".", 1)[0]
         for p in sorted(glob.glob(os.path.join(path, "hyperfine", "*.json"))):
@@ -221,6 +347,8 @@ class Run:
         self.meta, self.files, self.program_of, self.malformed, self.file_meta = {}, {}, {}, [], {}
         # The folders without COMPLETE: interrupted, killed or still running.
         self.incomplete = [r.path for r in self.reps if not r.complete]
+        # (folder, job) of each job whose manifest says it failed or crashed.
+        self.failed_jobs = [(r.path, job) for r in self.reps for job in r.jobs if job_outcome(job) == "failed"]
         for rep in self.reps:
             for k, v in rep.meta.items():
                 self.meta.setdefault(k, set()).update(v)

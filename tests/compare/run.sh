@@ -17,7 +17,16 @@
 #    against caching:segments=expandable with B 25-30% slower -> every variant paired,
 #    exit 1, the slower metrics named; A/A and a change of SPEC alone -> exit 0; nothing
 #    in common, or quick against full -> exit 2 with the reason; an incomplete
-#    repetition -> refused (exit 2), or flagged with --allow-incomplete.
+#    repetition -> refused (exit 2), or flagged with --allow-incomplete;
+#  - missing and failed programs (the A/A experiment, mutated): B without alloc_latency,
+#    a job failed in B's manifest.csv, a job skipped on one side -> exit 1, each named
+#    (compare and matrix); --allow-missing -> exit 0, said on the first and the last
+#    line; skipped on both sides, or a run against itself -> exit 0;
+#  - refusals in one line, exit 2, never a traceback: numeric options out of range
+#    (nan, inf, negative, alpha/power outside (0, 1), resolve 0, plot-rows 0), and bad
+#    input (hyperfine JSON invalid, a list, of the wrong types; a folder named x.csv; a
+#    repeated column; text in a numeric column; a manifest without its columns; an
+#    unreadable file), each naming the option or the file.
 # A part that cannot run here is a skip, said on its own line (SKIP-PART) and counted in
 # the last line's "P passed, F failed, S skipped", which scripts/run-tests.sh reads.
 set -u
@@ -96,6 +105,114 @@ expect "matrix across SPECs" "regression beyond 5% against A"
 check "matrix, nothing in common" 2 scripts/matrix --no-plots --out "$tmp/matrix2" "$ab/disjoint/A" "$ab/disjoint/B"
 expect "matrix, nothing in common" "vacuous comparison: B against A: nothing compared"
 check "matrix, an incomplete column" 2 scripts/matrix --no-plots --out "$tmp/matrix3" "$ab/slow/A" "$ab/partial/A"
+
+# Missing and failed programs are a finding, not "no regression" (make-ab-runs.py's A/A
+# experiment, mutated). first_last PATTERN: the first and the last line of the output match.
+first_last() {
+    if head -1 "$tmp/out" | grep -qE -- "$2" && tail -1 "$tmp/out" | grep -qE -- "$2"; then passes=$((passes + 1)); else
+        echo "FAIL: $1: first and last line not '$2' in:"; sed 's/^/    /' "$tmp/out"; failures=$((failures + 1))
+    fi
+}
+# one_line PATTERN: the output is one line, matching it (a refusal, no traceback).
+one_line() {
+    if [ "$(wc -l <"$tmp/out")" -eq 1 ] && grep -qE -- "$2" "$tmp/out"; then passes=$((passes + 1)); else
+        echo "FAIL: $1: not one line '$2':"; sed 's/^/    /' "$tmp/out"; failures=$((failures + 1))
+    fi
+}
+# mutant NAME: a copy of the A/A experiment to change, in $tmp/NAME/{A,B}.
+mutant() { rm -rf "${tmp:?}/$1"; cp -r "$ab/aa" "$tmp/$1"; }
+mutant gone
+rm "$tmp/gone/B/rep-"*/alloc_latency*
+check "B without alloc_latency" 1 $cmp --no-plots "$tmp/gone/A" "$tmp/gone/B"
+expect "B without alloc_latency" "^missing or failed: 2 "
+expect "B without alloc_latency" "^  A: alloc_latency.caching.csv \(42 metric\(s\)\): B has no alloc_latency$"
+expect "B without alloc_latency" "^  A: alloc_latency.beyond.caching.sim.csv \(42 metric\(s\)\): B has no alloc_latency$"
+expect "B without alloc_latency" "^compare: 2 program file\(s\) missing on one side or job\(s\) failed"
+reject "B without alloc_latency" "no regression"
+check "B without alloc_latency, --allow-missing" 0 $cmp --no-plots --allow-missing "$tmp/gone/A" "$tmp/gone/B"
+first_last "B without alloc_latency, --allow-missing" \
+    "^compare: --allow-missing: 2 file\(s\) missing on one side and 0 failed job\(s\) are not counted$"
+expect "B without alloc_latency, --allow-missing" "^compare: no regression beyond the threshold"
+# --out never lands in an input run or among the stored runs.
+check "--out inside run A" 2 $cmp --no-plots --out "$tmp/gone/A/rep-1/x" "$tmp/gone/A" "$tmp/gone/B"
+expect "--out inside run A" "is the input .* or inside it"
+[ ! -e "$tmp/gone/A/rep-1/x" ] && passes=$((passes + 1)) || { echo "FAIL: --out inside run A: the folder was made"; failures=$((failures + 1)); }
+check "--out in results/reference" 2 $cmp --no-plots --out results/reference/vl-test-out "$tmp/gone/A" "$tmp/gone/B"
+expect "--out in results/reference" "inside results/reference"
+[ ! -e results/reference/vl-test-out ] && passes=$((passes + 1)) || { echo "FAIL: --out in results/reference: the folder was made"; failures=$((failures + 1)); }
+check "matrix --out onto a column" 2 scripts/matrix --no-plots --out "$tmp/gone/B" "$tmp/gone/A" "$tmp/gone/B"
+check "matrix, a column without alloc_latency" 1 scripts/matrix --no-plots --out "$tmp/mx-gone" "$ab/aa/A" "$ab/aa/B" "$tmp/gone/B"
+expect "matrix, a column without alloc_latency" "^  A: alloc_latency.caching.csv \(42 metric\(s\)\): gone/B has no alloc_latency$"
+reject "matrix, a column without alloc_latency" "aa/B has no"
+check "matrix, a column without alloc_latency, --allow-missing" 0 scripts/matrix --no-plots --allow-missing \
+    --out "$tmp/mx-gone" "$ab/aa/A" "$tmp/gone/B"
+first_last "matrix, --allow-missing" "^matrix: --allow-missing: 2 file\(s\) missing on one side"
+mutant crash  # a job that crashed in one repetition of B: its CSV is there, its rows are not a result
+sed -i 's/^alloc_latency,cuda,"caching",ok,0,\([^,]*\),\(.*\),""$/alloc_latency,cuda,"caching",failed,139,\1,\2,"Segmentation fault"/' \
+    "$tmp/crash/B/rep-3/manifest.csv"
+check "a job failed in B's manifest" 1 $cmp --no-plots "$tmp/crash/A" "$tmp/crash/B"
+expect "a job failed in B's manifest" "^  failed in B: rep-3/manifest.csv: alloc_latency cuda caching, alloc_latency.caching.csv: failed, exit 139: Segmentation fault$"
+reject "a job failed in B's manifest" "no regression"
+check "matrix, a job failed in a column" 1 scripts/matrix --no-plots --out "$tmp/mx-crash" "$ab/aa/A" "$tmp/crash/B"
+expect "matrix, a job failed in a column" "failed in B: rep-3/manifest.csv: alloc_latency cuda"
+# skipped: bench.sh's line for a job that exited 77, and no CSV.
+skip_job() { sed -i 's/^random_churn,sim,"caching",ok,0,\([^,]*\),random_churn.caching.sim.csv,""$/random_churn,sim,"caching",skipped,77,\1,random_churn.caching.sim.csv,"no GPU"/' "$1/manifest.csv"; rm "$1/random_churn.caching.sim.csv"; }
+mutant skip1
+for d in "$tmp/skip1/A/rep-"*; do skip_job "$d"; done
+check "a job skipped on one side" 1 $cmp --no-plots "$tmp/skip1/A" "$tmp/skip1/B"
+expect "a job skipped on one side" "^  B: random_churn.caching.sim.csv .*: A has no random_churn on the simulated device; A skipped it \(random_churn sim caching, random_churn.caching.sim.csv: skipped, exit 77: no GPU\)$"
+mutant skip2
+for d in "$tmp/skip2/A/rep-"* "$tmp/skip2/B/rep-"*; do skip_job "$d"; done
+check "a job skipped on both sides" 0 $cmp --no-plots "$tmp/skip2/A" "$tmp/skip2/B"
+reject "a job skipped on both sides" "missing or failed|not paired"
+check "a run with itself" 0 $cmp --no-plots --out "$tmp/self" "$ab/aa/A" "$ab/aa/A"
+check "a run with itself, no manifest" 0 $cmp --no-plots --out "$tmp/self2" "$tmp/r-a" "$tmp/r-a"
+
+# Numeric options: finite and in range, else one line naming the option.
+for opt in "--threshold nan" "--threshold inf" "--threshold -1" "--alpha 0" "--alpha 1.5" "--alpha nan" "--power 2" \
+           "--power 0" "--resolve 0" "--resolve nan"; do
+    check "compare $opt" 2 $cmp --no-plots $opt "$tmp/r-a" "$tmp/r-slow"
+    one_line "compare $opt" "^compare: argument ${opt% *}: must be a finite number "
+done
+check "matrix --threshold nan" 2 scripts/matrix --no-plots --threshold nan --out "$tmp/mx-nan" "$tmp/r-a" "$tmp/r-slow"
+one_line "matrix --threshold nan" "^matrix: argument --threshold: must be a finite number >= 0, not 'nan'"
+check "matrix --plot-rows 0" 2 scripts/matrix --no-plots --plot-rows 0 --out "$tmp/mx-nan" "$tmp/r-a" "$tmp/r-slow"
+one_line "matrix --plot-rows 0" "^matrix: argument --plot-rows: must be a finite integer >= 1"
+
+# Bad input: one line naming the file, exit 2, never a traceback (exit 1 reads as a regression).
+# bad NAME FILE CONTENT: r-b with FILE (under rep-3/) replaced by CONTENT, in $tmp/NAME.
+bad() { rm -rf "${tmp:?}/$1"; cp -r "$tmp/r-b" "$tmp/$1"; rm -rf "$tmp/$1/rep-3/$2"; printf '%b' "$3" >"$tmp/$1/rep-3/$2"; }
+hf=hyperfine/hyperfine.raw.json
+bad badjson "$hf" '{"results": [{"command": "x", "times": [0.5,'
+bad listjson "$hf" '[{"command": "x", "times": [0.5]}]'
+bad typesjson "$hf" '{"results": [{"command": 3, "times": "0.5"}]}'
+bad duphead alloc_latency.plugin.csv '# alloc: plugin:libslow_alloc.so\nsize_bytes,size_bytes\n512,512\n'
+bad textcell random_churn.caching.csv '# alloc: caching\ndist,ops,batch_op_median_ns\nlog-uniform,20000,fast\n'
+bad manifest manifest.csv 'job,outcome\nx,ok\n'
+for case in "badjson:$hf: not JSON" "listjson:$hf: not a hyperfine export" "typesjson:$hf: results\[0\]: expected" \
+            "duphead:alloc_latency.plugin.csv: bad header: column 'size_bytes' appears twice" \
+            "textcell:random_churn.caching.csv: data row 1: column batch_op_median_ns holds 'fast', not a number" \
+            "manifest:manifest.csv: bad header: no column program, status"; do
+    name=${case%%:*} why=${case#*:}
+    check "bad input: $name" 2 $cmp --no-plots "$tmp/r-a" "$tmp/$name"
+    one_line "bad input: $name" "^compare: bad input: $tmp/$name/rep-3/$why"
+done
+check "matrix, bad input" 2 scripts/matrix --no-plots --out "$tmp/mx-bad" "$tmp/r-a" "$tmp/listjson"
+one_line "matrix, bad input" "^matrix: bad input: $tmp/listjson/rep-3/$hf: not a hyperfine export"
+check "summarize, bad input" 2 python3 scripts/compare.d/summarize.py "$tmp/typesjson"
+one_line "summarize, bad input" "^summarize: bad input: $tmp/typesjson/rep-3/$hf"
+rm -rf "$tmp/dircsv" && cp -r "$tmp/r-b" "$tmp/dircsv" && mkdir "$tmp/dircsv/rep-2/x.csv"
+check "a folder named x.csv" 2 $cmp --no-plots "$tmp/r-a" "$tmp/dircsv"
+one_line "a folder named x.csv" "^compare: bad input: $tmp/dircsv/rep-2/x.csv: a folder, not a file$"
+rm -rf "$tmp/unread" && cp -r "$tmp/r-b" "$tmp/unread"
+if [ "$(id -u)" != 0 ]; then
+    chmod 000 "$tmp/unread/rep-2/random_churn.caching.csv"
+else  # root reads any mode: a link to nothing fails the same open
+    rm "$tmp/unread/rep-2/random_churn.caching.csv" && ln -s "$tmp/nowhere" "$tmp/unread/rep-2/random_churn.caching.csv"
+fi
+check "an unreadable file" 2 $cmp --no-plots "$tmp/r-a" "$tmp/unread"
+one_line "an unreadable file" "^compare: bad input: $tmp/unread/rep-2/random_churn.caching.csv: cannot be read"
+chmod -R u+rwX "$tmp/unread"
 
 check "repeated runs of one build" 0 $cmp --no-plots "$tmp/r-a" "$tmp/r-b"
 expect "repeated runs of one build" "29 metrics compared: "
