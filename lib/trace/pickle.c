@@ -47,7 +47,8 @@ static void exec_converter(const char *conv, const char *arg, int in_fd, int out
     if (getppid() != parent) _exit(127); /* the parent died before prctl */
     if (in_fd >= 0 && (dup2(in_fd, STDIN_FILENO) < 0 || lseek(STDIN_FILENO, 0, SEEK_SET) != 0)) _exit(127);
     if (dup2(out_fd, STDOUT_FILENO) < 0) _exit(127);
-    char *args[] = {(char *)conv, (char *)arg, NULL};
+    /* "--": a trace named like an option ("-o", "--help") stays a file name. */
+    char *args[] = {(char *)conv, "--", (char *)arg, NULL};
     execv(conv, args);
     _exit(127);
 }

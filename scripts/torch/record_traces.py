@@ -119,7 +119,7 @@ def convert_folder(folder, fixtures):
             continue
         src = os.path.join(folder, name)
         dst = src[: -len(".pickle")] + ".csv"
-        if subprocess.call([sys.executable, TO_CSV, src, "-o", dst]) != 0:
+        if subprocess.call([sys.executable, TO_CSV, f"--output={dst}", "--", src]) != 0:
             failed += 1
             continue
         if fixtures and name.endswith(".tiny.pickle"):

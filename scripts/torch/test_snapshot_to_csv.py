@@ -2,12 +2,17 @@
 """Checks scripts/torch-snapshot-to-csv on synthetic snapshots (no torch, no GPU):
 the header, the order, action filtering, dropping frees of blocks allocated before
 the trace, --limit, device choice, one-line errors with exit 2 on bad input (no
-traceback on a malformed entry), and that a malicious pickle (os.system, subprocess,
+traceback on a malformed entry), that a malicious pickle (os.system, subprocess,
 builtins.eval, alone or hidden in a valid snapshot) runs nothing through the converter,
-its standard input, record_traces.py's folder conversion, or bench/replay when built.
+its standard input, record_traces.py's folder conversion, or bench/replay when built,
+that hostile pickles (memo indexes, shared or deep nesting, huge integers) fail in one
+line within seconds under a 2 GB address space, that names like "-o" stay file names,
+and the output rules of scripts/compare.d/outputs.py.
 Run by `make test-torch-snapshot` (mk/torch.mk). Exit 0 passed, 1 failed."""
 import os
 import pickle
+import resource
+import stat
 import subprocess
 import sys
 import tempfile
@@ -32,17 +37,33 @@ TRACE = [
 ]
 
 
-def run(snapshot, *args):
+AS_LIMIT = 2_000_000 * 1024  # ulimit -v 2000000
+
+
+def limit_memory():
+    resource.setrlimit(resource.RLIMIT_AS, (AS_LIMIT, AS_LIMIT))
+
+
+def run(snapshot, *args, limited=False):
+    """The converter on a snapshot (a pickled object, or bytes as they are); limited: under
+    a 2 GB address space and 10 s (a timeout is rc 124)."""
     with tempfile.NamedTemporaryFile(suffix=".pickle", delete=False) as f:
         if isinstance(snapshot, bytes):
             f.write(snapshot)
         else:
             pickle.dump(snapshot, f)
     try:
-        p = subprocess.run([sys.executable, TOOL, f.name, *args], capture_output=True, text=True)
+        p = subprocess.run([sys.executable, TOOL, *args, "--", f.name], capture_output=True, text=True,
+                           preexec_fn=limit_memory if limited else None, timeout=10 if limited else None)
         return p.returncode, p.stdout.splitlines(), p.stderr
+    except subprocess.TimeoutExpired:
+        return 124, [], "timed out after 10 s"
     finally:
         os.unlink(f.name)
+
+
+def one_line(err):
+    return len(err.strip().splitlines()) == 1 and "Traceback" not in err
 
 
 failures = passes = 0
@@ -184,13 +205,245 @@ if os.access(REPLAY, os.X_OK):
 else:
     print(f"SKIP replay checks: {REPLAY} is not built (make programs)")
 
+# --- hostile pickles: one line, exit 2, within 10 s, under a 2 GB address space -------
+def with_size(value_ops, proto=2):
+    """A valid snapshot pickle whose one entry's 'size' is the value value_ops builds."""
+    data = pickle.dumps({"device_traces": [[entry("alloc", 16, "@@SIZE@@", 1)]]}, protocol=proto)
+    placeholder = b"X\x08\x00\x00\x00@@SIZE@@"
+    assert data.count(placeholder) == 1
+    return data.replace(placeholder, value_ops)
+
+
+def shared(levels):
+    x = [1]
+    for _ in range(levels):
+        x = [x, x]
+    return x
+
+
+def long_binget(i):
+    return b"j" + i.to_bytes(4, "little")
+
+
+def long_binput(i):
+    return b"r" + i.to_bytes(4, "little")
+
+
+N = 100_000
+HOSTILE = {
+    "LONG_BINPUT 0x04000000 (a 1 GiB memo)": b"\x80\x02]r\x00\x00\x00\x04.",
+    "LONG_BINPUT 0xffffffff (a 64 GiB memo)": b"\x80\x02]r\xff\xff\xff\xff.",
+    "BINPUT 200 on an empty memo": b"\x80\x02]q\xc8.",
+    "text PUT 10^9": b"(lp1000000000\n.",
+    "GET of an index never stored": b"\x80\x02" + long_binget(1 << 26) + b".",
+    "a size that is a list shared 39 levels deep": pickle.dumps(
+        {"device_traces": [[entry("alloc", 16, shared(39), 1)]]}, protocol=2),
+    "the same, protocol 0": pickle.dumps({"device_traces": [[entry("alloc", 16, shared(39), 1)]]}, protocol=0),
+    # By hand: building that dict here would hash the key, 2^39 steps.
+    "a dict key that is a tuple shared 39 levels deep": b"\x80\x02}K\x01\x85" + long_binput(0) + b"0" + b"".join(
+        long_binget(i) * 2 + b"\x86" + long_binput(i + 1) + b"0" for i in range(39)) + long_binget(39) + b"K\x01s.",
+    "a list 100k deep": b"\x80\x02" + b"]" * N + b"a" * (N - 1) + b".",
+    "a size that is a list 100k deep": with_size(b"]" * N + b"a" * (N - 1)),
+    "100k open MARKs": b"\x80\x02" + b"(" * N + b".",
+    "100k nested lists through the memo (a short stack)": b"\x80\x02]" + long_binput(0) + b"".join(
+        b"]" + long_binget(i - 1) + b"a" + long_binput(i) for i in range(1, N)) + b".",
+    "a list inside itself": b"\x80\x02]q\x00h\x00a.",
+    "a list changed after it was nested": b"\x80\x02]q\x00]h\x00aq\x01h\x00K\x01a.",
+    "an addr of 5,000 digits (LONG4)": pickle.dumps({"device_traces": [[entry("alloc", 10 ** 5000, 1, 1)]]},
+                                                    protocol=2),
+    "an addr of 5,000 digits (text LONG)": b"(dp0\nVaddr\np1\nL" + b"9" * 5000 + b"L\ns.",
+    "an INT of 5,000 digits": b"I" + b"9" * 5000 + b"\n.",
+    "a LONG4 of 2^31 - 1 bytes": b"\x80\x02\x8b\xff\xff\xff\x7f" + b"\x00" * 16 + b".",
+    "a BINUNICODE8 of 2^62 bytes": b"\x80\x04\x8d" + (1 << 62).to_bytes(8, "little") + b"abc.",
+    "a FRAME of 2^62 bytes": b"\x80\x04\x95" + (1 << 62).to_bytes(8, "little") + b"N.",
+    "a dict with an odd number of items": b"(K\x01d.",
+}
+for name, data in HOSTILE.items():
+    rc, lines, err = run(data, limited=True)
+    check(f"hostile: {name}: exit 2, one line, bounded", rc == 2 and one_line(err), f"rc={rc} err={err[-300:]!r}")
+
+rc, lines, err = run({"segments": [], "device_traces": [TRACE]}, limited=True)
+check("a valid snapshot converts under a 2 GB address space", rc == 0 and len(lines) == 6, err)
+p = subprocess.run([sys.executable, TOOL, "--", "-"], input=pickle.dumps({"device_traces": [TRACE * 5000]}),
+                   capture_output=True, preexec_fn=limit_memory, timeout=60)
+check("a valid snapshot on standard input, under 2 GB", p.returncode == 0 and p.stdout.count(b"\n") == 1 + 5 * 5000,
+      p.stderr)
+small_env = dict(os.environ, VRAMLAB_SNAPSHOT_MAX_BYTES="100")
+p = subprocess.run([sys.executable, TOOL, "--", "-"], input=pickle.dumps({"device_traces": [TRACE]}),
+                   capture_output=True, text=False, env=small_env)
+check("over VRAMLAB_SNAPSHOT_MAX_BYTES on standard input: refused", p.returncode == 2 and b"larger than 100" in p.stderr)
+with tempfile.NamedTemporaryFile(suffix=".pickle") as f:
+    pickle.dump({"device_traces": [TRACE]}, f)
+    f.flush()
+    p = subprocess.run([sys.executable, TOOL, "--", f.name], capture_output=True, text=True, env=small_env)
+    check("over VRAMLAB_SNAPSHOT_MAX_BYTES in a file: refused", p.returncode == 2 and "larger than 100" in p.stderr
+          and one_line(p.stderr), p.stderr)
+
+# The limits at their edge, in the loader itself (no process per case).
+sys.path.insert(0, HERE)
+import snapshot_load  # noqa: E402
+
+
+def nested(levels):
+    return b"\x80\x02" + b"]" * levels + b"a" * (levels - 1) + b"."
+
+
+def refused(data, what):
+    try:
+        snapshot_load.loads(data)
+    except snapshot_load.SnapshotError as e:
+        return what in str(e)
+    return False
+
+
+check("loader: 64 levels load, 65 are refused", snapshot_load.loads(nested(64)) is not None
+      and refused(nested(65), "nesting deeper than 64"))
+check("loader: 2^256 - 1 loads, 2^256 is refused", snapshot_load.loads(pickle.dumps(2 ** 256 - 1)) == 2 ** 256 - 1
+      and refused(pickle.dumps(2 ** 256), "256 bits") and refused(pickle.dumps(-2 ** 256, protocol=0), "256 bits"))
+saved_max = snapshot_load.MAX_OBJECTS
+snapshot_load.MAX_OBJECTS = 1000
+
+
+def shared_refs(n):  # an empty list, then a list of n references to it: n + 2 pushes
+    return b"\x80\x02]q\x00](" + b"h\x00" * n + b"e."
+
+
+check("loader: objects counted, shared references each time (1,000 load, 1,001 refused)",
+      snapshot_load.loads(b"\x80\x02](" + b"N" * 999 + b"e.") == [None] * 999
+      and refused(b"\x80\x02](" + b"N" * 1000 + b"e.", "more than 1000 objects")
+      and snapshot_load.loads(shared_refs(998)) == [[]] * 998 and refused(shared_refs(999), "more than 1000 objects"))
+snapshot_load.MAX_OBJECTS = saved_max
+check("loader: memo indexes in order (the next one, a stored one; never past them)",
+      snapshot_load.loads(b"\x80\x02K\x01q\x00K\x02q\x01h\x00q\x00h\x00h\x01\x87.") == (1, 1, 2)
+      and refused(b"\x80\x02K\x01q\x01.", "memo index 1 past the 0 stored"))
+p = subprocess.run([sys.executable, TOOL, "--help"], capture_output=True, text=True)
+check("--help states every limit", p.returncode == 0 and all(
+    w in " ".join(p.stdout.split()) for w in (f"{snapshot_load.MAX_BYTES} bytes", "VRAMLAB_SNAPSHOT_MAX_BYTES",
+                                              "64 levels of nesting", f"{snapshot_load.MAX_OBJECTS} objects",
+                                              "256 bits", "memo indexes", "Put --")), p.stdout)
+
+# --- names that look like options stay file names ("--" before them) ------------------
+good_snapshot = pickle.dumps({"device_traces": [TRACE]})
+opt_dir = os.path.join(scratch, "optnames")
+os.makedirs(opt_dir)
+for name in ("--help", "-o"):
+    with open(os.path.join(opt_dir, name), "wb") as f:
+        f.write(good_snapshot)
+    p = subprocess.run([sys.executable, TOOL, "-o", "out.csv", "--", name], cwd=opt_dir, capture_output=True, text=True)
+    check(f"a snapshot named {name} converts after --", p.returncode == 0
+          and open(os.path.join(opt_dir, "out.csv")).readline().strip() == HEADER, p.stderr)
+os.makedirs(os.path.join(opt_dir, "-traces"))
+with open(os.path.join(opt_dir, "-traces", "good.pickle"), "wb") as f:
+    f.write(good_snapshot)
+cwd = os.getcwd()
+os.chdir(opt_dir)
+try:
+    failed = record_traces.convert_folder("-traces", None)
+finally:
+    os.chdir(cwd)
+check("record_traces: a folder named -traces converts", failed == 0
+      and os.path.exists(os.path.join(opt_dir, "-traces", "good.csv")), f"failed={failed}")
+if os.access(REPLAY, os.X_OK):
+    for name in ("--help", "-o"):
+        p = subprocess.run([REPLAY, "--device", "sim", "--quick", "--trace", name, "-o", "-"], cwd=opt_dir,
+                           capture_output=True, text=True)
+        check(f"replay --trace {name}: the converter reads it as a file", p.returncode == 0 and "pass," in p.stdout,
+              p.stderr)
+
+# --- -o through scripts/compare.d/outputs.py ------------------------------------------
+sys.path.insert(0, os.path.join(ROOT, "scripts", "compare.d"))
+import outputs  # noqa: E402
+import socket  # noqa: E402
+import threading  # noqa: E402
+
+out_dir = os.path.join(scratch, "outputs")
+os.makedirs(out_dir)
+snap_path = os.path.join(out_dir, "t.pickle")
+with open(snap_path, "wb") as f:
+    f.write(good_snapshot)
+
+
+def convert_to(output, snapshot=snap_path, stdin=None):
+    p = subprocess.run([sys.executable, TOOL, "-o", output, "--", snapshot], stdin=stdin, capture_output=True,
+                       text=True, timeout=30)
+    return p.returncode, p.stderr
+
+
+fifo = os.path.join(out_dir, "fifo")
+os.mkfifo(fifo)
+got = []
+reader = threading.Thread(target=lambda: got.append(open(fifo).read()))
+reader.start()
+rc, err = convert_to(fifo)
+if reader.is_alive():  # the converter never opened it: release the reader
+    os.close(os.open(fifo, os.O_WRONLY | os.O_NONBLOCK))
+reader.join()
+check("-o FIFO: written in place, still a FIFO", rc == 0 and got and got[0].startswith(HEADER + "\n")
+      and stat.S_ISFIFO(os.stat(fifo).st_mode), err)
+rc, err = convert_to(os.devnull)
+check("-o /dev/null: still a character device", rc == 0 and stat.S_ISCHR(os.stat(os.devnull).st_mode), err)
+for name, output in (("the input", snap_path), ("a hard link to the input", os.path.join(out_dir, "hard")),
+                     ("a symbolic link to the input", os.path.join(out_dir, "soft"))):
+    if output.endswith("hard"):
+        os.link(snap_path, output)
+    elif output.endswith("soft"):
+        os.symlink(snap_path, output)
+    rc, err = convert_to(output)
+    check(f"-o {name}: refused in one line, the input unchanged",
+          rc == 2 and one_line(err) and open(snap_path, "rb").read() == good_snapshot, err)
+csv_path = os.path.join(out_dir, "t.csv")
+with open(csv_path, "wb") as f:
+    f.write(good_snapshot)
+with open(csv_path, "rb") as stdin:
+    rc, err = convert_to(csv_path, "-", stdin)
+check("-o t.csv < t.csv with input -: refused, t.csv unchanged",
+      rc == 2 and "standard input" in err and one_line(err) and open(csv_path, "rb").read() == good_snapshot, err)
+rc, err = convert_to(out_dir)
+check("-o a folder: refused in one line", rc == 2 and one_line(err) and os.path.isdir(out_dir), err)
+os.chmod(csv_path, 0o640)
+rc, err = convert_to(csv_path)
+left = sorted(n for n in os.listdir(out_dir) if n.startswith("."))
+check("-o an existing file: replaced whole, its mode kept, no temporary left",
+      rc == 0 and open(csv_path).readline().strip() == HEADER and stat.S_IMODE(os.stat(csv_path).st_mode) == 0o640
+      and not left, f"{err} left={left}")
+sock = socket.socket(socket.AF_UNIX)
+sock_path = os.path.join(out_dir, "sock")
+sock.bind(sock_path)
+rc, err = convert_to(sock_path)
+sock.close()
+check("-o a socket: refused in one line", rc == 2 and one_line(err), err)
+
+
+def output_error(*args, **kw):
+    try:
+        with outputs.open_output(*args, **kw) as f:
+            f.write("x")
+    except outputs.OutputError as e:
+        return isinstance(e, ValueError) and "\n" not in str(e)
+    return False
+
+
+new = os.path.join(out_dir, "new.csv")
+check("outputs: two outputs of one run that are one new path (spelled two ways): refused",
+      output_error(new, others=[os.path.join(out_dir, "..", "outputs", "new.csv")]) and not os.path.exists(new))
+check("outputs: two outputs that are one existing file (a hard link): refused",
+      output_error(snap_path, others=[os.path.join(out_dir, "hard")]))
+check("outputs: /dev/null twice is allowed", not output_error(os.devnull, others=[os.devnull]))
+try:
+    with outputs.open_output(csv_path) as f:
+        f.write("partial")
+        raise RuntimeError("interrupted")
+except RuntimeError:
+    pass
+check("outputs: an exception in the block leaves the old file and no temporary",
+      open(csv_path).readline().strip() == HEADER and not [n for n in os.listdir(out_dir) if n.startswith(".")])
+
 # --- the loader under mutation: plain data or SnapshotError, nothing ever called -------
 # Seeded, VL_FUZZ_SNAPSHOT_RUNS mutations (default 3000; `make proptest`-style long runs
 # set more). Mutations flip bytes, truncate, and splice in the opcodes that import, call
 # or build objects; every attempt to run something is caught by stubs of os.system and
 # subprocess (the payloads' targets), and every result must be made of the plain types.
 import random  # noqa: E402
-import snapshot_load  # noqa: E402
 
 PLAIN = (dict, list, tuple, str, bytes, int, float, bool, type(None))
 DANGEROUS = [b"c", b"\x93", b"R", b"b", b"i", b"o", b"\x81", b"\x92", b"\x82", b"\x83", b"\x84", b"P", b"Q",

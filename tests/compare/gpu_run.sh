@@ -39,7 +39,7 @@ if [ $skip_main = 0 ]; then
     echo "== PyTorch trace recorded here"
     step python3 tests/compare/record_small_trace.py $M/torch_small.pickle
     if [ -s $M/torch_small.pickle ]; then
-        python3 scripts/torch-snapshot-to-csv $M/torch_small.pickle -o $M/torch_small.torch.csv 2>>"$OUT/stderr.log"
+        python3 scripts/torch-snapshot-to-csv -o $M/torch_small.torch.csv -- $M/torch_small.pickle 2>>"$OUT/stderr.log"
         for a in raw async caching; do step $B/replay --alloc $a --trace $M/torch_small.pickle -o $M/replay_torch.$a.csv; done
         step $B/replay --device sim --alloc caching --trace $M/torch_small.pickle -o $M/replay_torch.caching.sim.csv
         step $B/replay --device sim:capacity=2GiB --alloc caching --trace $M/torch_small.pickle -o $M/replay_torch.caching.sim2g.csv
