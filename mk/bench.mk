@@ -17,6 +17,9 @@
 #                       (scripts/compare.d/hyperfine.sh): RUN=<run-id> (default: a new
 #                       one), HYPERFINE_RUNS (5), HYPERFINE_ONLY=prog,prog (default all),
 #                       REPEAT=N (N interleaved rounds into rep-<k>/)
+#   make test-hyperfine tests/hyperfine/run.sh: hyperfine.sh end to end on the simulated
+#                       device (a labelled line timed, every line timed or left out with
+#                       why, a bogus --only); skips without hyperfine; in TEST_EXTRA_TARGETS
 #   make test-compare   tests of scripts/compare on synthetic results folders (no GPU);
 #                       registered in TEST_EXTRA_TARGETS for `make test`
 #   make slow-alloc     $(BUILD)/lib/libslow_alloc.so: a plugin allocator (PyTorch ABI)
@@ -24,7 +27,7 @@
 #   scripts/compare RUN_A RUN_B   (not a make target) compares two results folders
 
 KNOWN_VARS += A B PAIRS HYPERFINE_RUNS HYPERFINE_ONLY
-.PHONY: hyperfine test-compare slow-alloc ab noise
+.PHONY: hyperfine test-hyperfine test-compare slow-alloc ab noise
 
 PAIRS ?= 10
 AB_FLAGS = --pairs $(PAIRS) $(if $(QUICK),--quick) $(if $(ONLY),--only $(ONLY))
@@ -41,8 +44,13 @@ HYPERFINE_RUNS ?= 5
 HYPERFINE_ONLY ?=
 
 hyperfine: programs
-	@scripts/compare.d/hyperfine.sh --runs $(HYPERFINE_RUNS) $(if $(RUN),--run-id $(RUN)) \
+	@scripts/compare.d/hyperfine.sh --bin $(BUILD)/bin --runs $(HYPERFINE_RUNS) $(if $(RUN),--run-id $(RUN)) \
 	  $(if $(HYPERFINE_ONLY),--only $(HYPERFINE_ONLY)) $(if $(REPEAT),--repeat $(REPEAT))
+
+test-hyperfine: programs
+	@tests/hyperfine/run.sh $(BUILD)
+
+TEST_EXTRA_TARGETS += test-hyperfine
 
 test-compare:
 	@tests/compare/run.sh
@@ -55,7 +63,7 @@ slow-alloc: $(BUILD)/lib/libslow_alloc.so
 # library loaded into a process; it is found through the rpath.
 $(BUILD)/lib/libslow_alloc.so: tests/plugins/slow_alloc.c
 	@mkdir -p $(@D)
-	$(Q)$(CC) $(CPPFLAGS) $(filter-out -MMD -MP,$(CFLAGS)) -shared $< -L$(CUDA_HOME)/lib64 -lcudart \
+	$(Q)$(CC) $(CPPFLAGS) $(filter-out -MMD -MP,$(CFLAGS)) $(ONE_STEP_DEPS) -shared $< -L$(CUDA_HOME)/lib64 -lcudart \
 	  -Wl,-rpath,$(CUDA_HOME)/lib64 -o $@
 
 tests: $(BUILD)/lib/libslow_alloc.so

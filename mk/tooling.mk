@@ -5,8 +5,9 @@
 #   make test-runner     tests/runner/run.sh: scripts/run-tests.sh's counts, skips,
 #                        failures and parallel runs, on stand-in test programs
 #   make test-bench-cli  tests/bench_cli/run.sh: bench.sh's mistakes caught, run folders
-#                        (FORCE, same second), COMPLETE, interruption, trace fixtures,
-#                        the time estimate; stand-in programs, no GPU
+#                        (run ids, FORCE on its own folders only, the lock, same second),
+#                        COMPLETE, interruption, trace fixtures, the time estimate;
+#                        stand-in programs, no GPU
 #   make test-make-cli   tests/make_cli/run.sh: unknown variables, QUICK=0, ONLY=, V=1
 
 .PHONY: test-runner test-bench-cli test-make-cli

@@ -31,12 +31,16 @@
 # peer not built) is skipped; manifest.csv's note says why (the first line of its log).
 # The time left is estimated from the seconds of the same jobs in earlier runs'
 # manifest.csv under results/ (jobs never run before are counted apart).
-# Folders: an existing, non-empty --run-id/--out folder is refused unless --force, which
-# clears it first (so that results never mix with an older run's); the default run id
-# gets -2, -3, ... when another run started in the same second. Each results folder
-# (the run, each rep-<k>/, each gpu<N>/) gets a file COMPLETE, written last
-# ("complete <UTC ISO date> jobs=<N>"), once every job of that folder has run; an
-# interrupted run (SIGINT, SIGTERM) has none and says so.
+# Folders (scripts/bench.d/run-folder.sh): a run id is letters, digits and . _ - (not
+# starting with a dot), never `reference`; nothing is written inside results/reference/.
+# An existing, non-empty --run-id/--out folder is refused unless --force, which clears it
+# first (so that results never mix with an older run's), and only where bench.sh made it
+# (its .vramlab-run says so; an older folder without one is for you to delete). A run
+# holds a lock on its folder: a second run into it is refused, naming the first's pid.
+# The default run id gets -2, -3, ... when another run started in the same second.
+# Each results folder (the run, each rep-<k>/, each gpu<N>/) gets a file COMPLETE,
+# written last ("complete <UTC ISO date> jobs=<N>"), once every job of that folder has
+# run; an interrupted run (SIGINT, SIGTERM) has none and says so.
 # Usage: scripts/bench.sh [--quick [--peers]] [--full] [--repeat N] [--run-id ID | --out DIR] [--force]
 #                         [--only PROG[,PROG...]] [--alloc SPEC] [--bin DIR] [--no-plots]
 #   --alloc SPEC  every line that takes an allocator runs with SPEC alone (sim lines only
@@ -54,8 +58,10 @@
 # VL_SUITE_DIR, the suite's folder (default scripts/suite.d).
 set -u
 cd "$(dirname "$0")/.."
+. scripts/bench.d/suite.sh
+. scripts/bench.d/run-folder.sh
 results=${VL_RESULTS:-results} suite_dir=${VL_SUITE_DIR:-scripts/suite.d}
-quick=0 peers=0 full=0 force=0 run_id= only= repeat=1 out= alloc_override= bin=build/bin plots=1 known_info= device_override= gpus= multi_only=0
+quick=0 peers=0 full=0 force=0 run_id= named=0 only= repeat=1 out= alloc_override= bin=build/bin plots=1 known_info= device_override= gpus= multi_only=0
 args_in=("$@")
 while [ $# -gt 0 ]; do
     case $1 in
@@ -63,8 +69,8 @@ while [ $# -gt 0 ]; do
     --peers) peers=1 ;;
     --full) full=1 ;;
     --force) force=1 ;;
-    --run-id) run_id=${2:?--run-id needs a value}; shift ;;
-    --out) out=${2:?--out needs a folder}; shift ;;
+    --run-id) [ $# -ge 2 ] || { echo "bench.sh: --run-id needs a value" >&2; exit 2; }; run_id=$2 named=1; shift ;;
+    --out) [ -n "${2:-}" ] || { echo "bench.sh: --out needs a folder" >&2; exit 2; }; out=$2; shift ;;
     --only) only=${2:?--only needs a program}; shift ;;
     --repeat) repeat=${2:?--repeat needs a count}; shift ;;
     --alloc) alloc_override=${2:?--alloc needs a SPEC}; shift ;;
@@ -82,7 +88,13 @@ done
 [ -x "$bin/device_info" ] || { echo "bench.sh: no programs in '$bin' (build them with make)" >&2; exit 2; }
 [ -z "$gpus" ] || [[ $gpus =~ ^(all|[0-9]+(,[0-9]+)*)$ ]] || { echo "bench.sh: --gpus needs all or N[,N...], not '$gpus'" >&2; exit 2; }
 [ -z "$gpus" ] || [ -z "$device_override" ] || { echo "bench.sh: --gpus and --device exclude each other" >&2; exit 2; }
-ALL_ALLOCS="raw async caching caching:segments=expandable"
+[ "$named" = 0 ] || run_id_ok "$run_id" ||
+    { echo "bench.sh: --run-id '$run_id': a run id is one folder name of letters, digits and . _ - (not starting with a dot)" >&2; exit 2; }
+[ -z "$out" ] && [ "$named" = 1 ] && out=$results/$run_id # --out, where given, wins
+if [ -n "$out" ] && run_in_reference "$out" "$results"; then
+    echo "bench.sh: $out is in $results/reference/, the stored runs the docs cite: give another run id" >&2; exit 2
+fi
+ALL_ALLOCS=$SUITE_ALL_ALLOCS
 [ "$peers" = 1 ] && { [ "$quick" = 0 ] || [ "$full" = 1 ]; } &&
     { echo "bench.sh: --peers goes with --quick alone (the other tiers run the peers anyway)" >&2; exit 2; }
 
@@ -94,25 +106,18 @@ for suite in "$suite_dir"/*.tsv; do
     suites+=("$suite")
 done
 # --only names programs of the suite; --alloc an allocator the programs know.
-if [ -n "$only" ]; then
-    known_progs=$(awk -F'\t' '$1 != "" && $1 !~ /^#/ { print $1 }' "$suite_dir"/*.tsv | sort -u)
-    IFS=, read -ra wanted <<<"$only"
-    for p in "${wanted[@]}"; do
-        grep -qxF -- "$p" <<<"$known_progs" ||
-            { echo "bench.sh: --only: unknown program '$p' (the suite's programs: $(echo $known_progs | tr ' ' ','))" >&2; exit 2; }
-    done
-fi
+[ -z "$only" ] || suite_check_only bench.sh "$only" "$suite_dir"/*.tsv || exit 2
 if [ -n "$alloc_override" ]; then
     known_allocs=$("$bin/random_churn" --alloc help 2>/dev/null | sed -n 's/^  \([a-z_]*\)  .*/\1/p')
     [ -z "$known_allocs" ] || grep -qxF -- "${alloc_override%%:*}" <<<"$known_allocs" ||
         { echo "bench.sh: --alloc: unknown allocator '${alloc_override%%:*}' (allocators: $(echo $known_allocs | tr ' ' ','))" >&2; exit 2; }
 fi
-PEER_ALLOCS="torch torch:expandable_segments=1 rmm:pool,initial=256MiB rmm:async rmm:arena rmm:binning" # pool: RMM's default first size, half the free memory, would be what it measures
+PEER_ALLOCS=$SUITE_PEER_ALLOCS
 peers_left_out=0
 [ "$quick" = 1 ] && [ "$full" = 0 ] && [ "$peers" = 0 ] && PEER_ALLOCS= peers_left_out=1
 
 # Is there a GPU? device_info exits 77 with one line when there is none.
-info=$(mktemp) why_file=$(mktemp); trap 'rm -f "$info" "$why_file"' EXIT
+info=$(mktemp) why_file=$(mktemp) probe=$(mktemp); trap 'rm -f "$info" "$why_file" "$probe"' EXIT
 if [ -n "$known_info" ]; then
     cp "$known_info" "$info" 2>"$why_file" && grep -q '^# gpu: ' "$info"
     [ $? = 0 ] && di_status=0 || { di_status=77; echo "device_info: $known_info names no GPU" >"$why_file"; }
@@ -128,19 +133,30 @@ case $di_status in
 *) echo "bench: device_info failed: $(cat "$why_file")" >&2; exit 1 ;;
 esac
 rev=${VL_GIT_REV:-$(git rev-parse --short=8 HEAD 2>/dev/null || echo norev)}
-if [ -n "$out" ] || [ -n "$run_id" ]; then # a folder the caller named: never mixed with an older run
-    [ -n "$out" ] || out=$results/$run_id
+# lock DIR: the run folder DIR (it exists) is this run's, locked; else one line and exit 2.
+lock() {
+    run_lock "$1" && return 0
+    [ "$?" = 1 ] && echo "bench.sh: $1 is being written by another run (pid $run_holder): wait for it to end, or give another run id" >&2
+    exit 2
+}
+if [ -n "$out" ]; then # a folder the caller named: never mixed with an older run
     if [ -d "$out" ] && [ -n "$(ls -A "$out")" ]; then
-        if [ "$force" = 0 ]; then
-            echo "bench.sh: $out exists already: give another run id, or FORCE=1 (--force) to clear it first" >&2; exit 2
+        # Cleared only where bench.sh made it: anything else may be another tool's or an
+        # older run's (made before runs were marked), which only its owner may delete.
+        [ -e "$out/$RUN_MARK" ] ||
+            { echo "bench.sh: $out exists already and bench.sh did not make it (no $RUN_MARK$([ "$force" = 1 ] && echo "; --force clears only folders bench.sh made")): give another run id, or delete it yourself" >&2; exit 2; }
+        lock "$out"
+        if [ -n "$(ls -A "$out" | grep -vxF "$RUN_MARK")" ]; then
+            [ "$force" = 1 ] ||
+                { echo "bench.sh: $out exists already: give another run id, or FORCE=1 (--force) to clear it first" >&2; exit 2; }
+            echo "bench: --force: clearing $out"
+            # The mark stays: it holds the lock.
+            find "$out" -mindepth 1 -maxdepth 1 ! -name "$RUN_MARK" -exec rm -rf -- {} + || exit 1
         fi
-        # Only what bench.sh wrote is cleared: a folder with no manifest.csv is not a run.
-        find "$out" -maxdepth 3 -name manifest.csv | grep -q . ||
-            { echo "bench.sh: --force: $out holds no manifest.csv, so it is not a results folder; not cleared" >&2; exit 2; }
-        echo "bench: --force: clearing $out"
-        rm -rf "$out"
+    else
+        mkdir -p "$out" || exit 1
+        lock "$out"
     fi
-    mkdir -p "$out" || exit 1
 else # the default id; a second run started in the same second gets -2, -3, ...
     base=$results/$(date -u +%Y%m%dT%H%M%SZ)-$(hostname -s)-$gpu-$rev
     mkdir -p "$results"
@@ -150,7 +166,9 @@ else # the default id; a second run started in the same second gets -2, -3, ...
         [ -d "$out" ] || { echo "bench.sh: cannot create $out" >&2; exit 1; }
         out=$base-$k
     done
+    lock "$out"
 fi
+run_mark "$out"
 run_id=$(basename "$out")
 
 # mark_complete DIR JOBS: DIR is a complete results folder (the shared convention).
@@ -177,7 +195,7 @@ if [ -n "$gpus" ] && [ "$have_gpu" = 1 ]; then
     if [ "$gpus" = all ]; then
         list=()
         for ((g = 0; g < 64; g++)); do
-            $bin/device_info --device "cuda:$g" -o /dev/null 2>/dev/null || break
+            $bin/device_info --device "cuda:$g" -o "$probe" 2>/dev/null || break
             list+=("$g")
         done
     else
@@ -215,42 +233,28 @@ fi
 # Expand the suite into one job per (program, device, allocator).
 jobs=()
 missing_traces=()
-for suite in "${suites[@]}"; do
-    while IFS=$'\t' read -r prog devices allocs args qargs label; do
-        case $prog in ''|'#'*) continue ;; esac
-        if [ -n "$only" ] && [[ ",$only," != *",$prog,"* ]]; then continue; fi
-        allocs=${allocs//@all/$ALL_ALLOCS} # @all and @peers may stand with other SPECs
-        allocs=${allocs//@peers/$PEER_ALLOCS}
-        [ "$allocs" = -peer ] && { [ "$peers_left_out" = 1 ] && continue; allocs=-; }
-        [ -z "${allocs// /}" ] && continue # a line of peers alone, left out of --quick
-        [ -n "$alloc_override" ] && [ "$allocs" != - ] && allocs=$alloc_override
-        # A full trace not recorded here: its shipped fixture, labelled so.
-        line_missing=()
-        for which in args qargs; do
-            for t in $(grep -oE -- '--trace [^ ]+' <<<"${!which}" | cut -d' ' -f2); do
-                [ -e "$t" ] && continue
-                fixture=tests/fixtures/traces/$(basename "$t" .csv).tiny.csv
-                [ -e "$fixture" ] || continue
-                printf -v "$which" '%s' "${!which//$t/$fixture}"
-                [[ $label == *-fixture ]] || label=${label:-trace}-fixture
-                [[ " ${line_missing[*]} " == *" $t "* ]] || line_missing+=("$t")
+while IFS=$'\t' read -r _ prog devices allocs args qargs label; do
+    if [ -n "$only" ] && [[ ",$only," != *",$prog,"* ]]; then continue; fi
+    allocs=${allocs//@all/$ALL_ALLOCS} # @all and @peers may stand with other SPECs
+    allocs=${allocs//@peers/$PEER_ALLOCS}
+    [ "$allocs" = -peer ] && { [ "$peers_left_out" = 1 ] && continue; allocs=-; }
+    [ -z "${allocs// /}" ] && continue # a line of peers alone, left out of --quick
+    [ -n "$alloc_override" ] && [ "$allocs" != - ] && allocs=$alloc_override
+    suite_fixtures # a full trace not recorded here: its shipped fixture, labelled so
+    for dev in $devices; do
+        [ "$multi_only" = 1 ] && [ "$dev" != multi ] && continue
+        [ "$dev" = multi ] && [ -n "$device_override" ] && continue
+        [ "$dev" != sim ] && [ "$have_gpu" = 0 ] && continue
+        [ "$dev" = sim ] && [ -n "$device_override" ] && continue
+        [ "$dev" = sim ] && [ -n "$alloc_override" ] && [[ $alloc_override != caching* ]] && continue
+        for alloc in $allocs; do
+            for t in "${line_missing[@]}"; do
+                [[ " ${missing_traces[*]} " == *" $t "* ]] || missing_traces+=("$t")
             done
+            jobs+=("$prog"$'\t'"$dev"$'\t'"$alloc"$'\t'"$args"$'\t'"$qargs"$'\t'"$label")
         done
-        for dev in $devices; do
-            [ "$multi_only" = 1 ] && [ "$dev" != multi ] && continue
-            [ "$dev" = multi ] && [ -n "$device_override" ] && continue
-            [ "$dev" != sim ] && [ "$have_gpu" = 0 ] && continue
-            [ "$dev" = sim ] && [ -n "$device_override" ] && continue
-            [ "$dev" = sim ] && [ -n "$alloc_override" ] && [[ $alloc_override != caching* ]] && continue
-            for alloc in $allocs; do
-                for t in "${line_missing[@]}"; do
-                    [[ " ${missing_traces[*]} " == *" $t "* ]] || missing_traces+=("$t")
-                done
-                jobs+=("$prog"$'\t'"$dev"$'\t'"$alloc"$'\t'"$args"$'\t'"$qargs"$'\t'"$label")
-            done
-        done
-    done <"$suite"
-done
+    done
+done < <(suite_lines "${suites[@]}")
 # The same (program, device, SPEC, args) twice is one job, whatever its label: an
 # --alloc override maps several SPECs of one line to one, and a fixture standing in for
 # a full trace may be in the suite already.

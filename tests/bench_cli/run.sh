@@ -4,7 +4,11 @@
 #  - an unknown --only program or --alloc allocator exits 2 naming the word;
 #  - an empty job list exits 2 (--alloc raw on simulated-device lines only);
 #  - an existing run folder is refused without --force; --force clears it first (no
-#    file of the older run stays), and refuses a folder that is not a results folder;
+#    file of the older run stays), and refuses a folder bench.sh did not make (no
+#    .vramlab-run: not a run, or a run from before the mark), leaving it as it was;
+#  - a run id that is not one folder name (../x, .hidden, a/b, empty) or is reference,
+#    and --out inside results/reference/, exit 2 and create or delete nothing;
+#  - a second run into a folder that a run is writing is refused, naming its pid;
 #  - two runs started in the same second get two folders;
 #  - COMPLETE ("complete <UTC ISO date> jobs=<N>") in the run and each rep-<k>/, and none
 #    after SIGTERM or SIGINT, which say the run is incomplete and stop the running job;
@@ -64,6 +68,54 @@ check "--force" 0 "${bench[@]}" --out "$tmp/r" --force
 mkdir -p "$tmp/notrun" && touch "$tmp/notrun/precious"
 check "--force on a folder that is not a run" 2 "${bench[@]}" --out "$tmp/notrun" --force
 [ -e "$tmp/notrun/precious" ] && passes=$((passes + 1)) || { echo "FAIL: --force cleared a folder that is not a run"; failures=$((failures + 1)); }
+
+check "--force: the mark stays" 0 grep -qx "run_id: r" "$tmp/r/.vramlab-run"
+# A run from before the mark: manifest.csv but no .vramlab-run; for its owner to delete.
+mkdir -p "$tmp/oldrun" && echo "program,device" >"$tmp/oldrun/manifest.csv"
+check "--force on a run without the mark" 2 "${bench[@]}" --out "$tmp/oldrun" --force
+expect "--force on a run without the mark" "bench.sh did not make it .*delete it yourself"
+[ -e "$tmp/oldrun/manifest.csv" ] && [ ! -e "$tmp/oldrun/.vramlab-run" ] && passes=$((passes + 1)) ||
+    { echo "FAIL: a refused --force changed the older run's folder"; failures=$((failures + 1)); }
+
+# Run ids: one folder name, never reference; nothing made or removed anywhere.
+mkdir -p "$VL_RESULTS/reference/stored" && echo "program,device" >"$VL_RESULTS/reference/stored/manifest.csv"
+echo "run_id: reference" >"$VL_RESULTS/reference/.vramlab-run" # a mark moved along with a run: still refused
+snapshot() { find "$tmp" \( -path "$tmp/out" -o -path "$tmp/changed" \) -prune -o -print | sort; }
+snapshot >"$tmp/before"
+for id in ../x .hidden a/b "" reference ../results; do
+    check "--run-id '$id' --force" 2 "${bench[@]}" --run-id "$id" --force
+    [ "$(wc -l <"$tmp/out")" = 1 ] && passes=$((passes + 1)) || { echo "FAIL: --run-id '$id': not one line:"; cat "$tmp/out"; failures=$((failures + 1)); }
+done
+check "--out inside reference" 2 "${bench[@]}" --out "$VL_RESULTS/reference/new"
+expect "--out inside reference" "in .*/reference/, the stored runs"
+check "--out x/../reference" 2 "${bench[@]}" --out "$VL_RESULTS/x/../reference" --force
+snapshot | diff "$tmp/before" - >"$tmp/changed" && passes=$((passes + 1)) ||
+    { echo "FAIL: a refused run id changed the tree:"; cat "$tmp/changed"; failures=$((failures + 1)); }
+rm -rf "$VL_RESULTS/reference"
+
+# The lock: a second run into the folder a run is writing is refused, with the first's pid.
+rm -f "$tmp/slow.pid"
+"${bench[@]}" --full --only slow_prog --out "$tmp/locked" >"$tmp/first.log" 2>&1 &
+first=$!
+for _ in $(seq 100); do [ -s "$tmp/slow.pid" ] && break; sleep 0.1; done
+for force in "" --force; do
+    check "second run into a folder being written $force" 2 "${bench[@]}" --full --only slow_prog --out "$tmp/locked" $force
+    expect "second run into a folder being written $force" "being written by another run \(pid $first\)"
+done
+[ -d "$tmp/locked/logs" ] && passes=$((passes + 1)) || { echo "FAIL: the refused run cleared the first one's folder"; failures=$((failures + 1)); }
+kill -TERM "$first"; wait "$first"
+# Two at once into a new folder: one runs, the other is refused.
+rm -f "$tmp/slow.pid"
+"${bench[@]}" --full --only slow_prog --out "$tmp/race" >"$tmp/race1.log" 2>&1 &
+r1=$!
+"${bench[@]}" --full --only slow_prog --out "$tmp/race" >"$tmp/race2.log" 2>&1 &
+r2=$!
+for _ in $(seq 100); do [ -s "$tmp/slow.pid" ] && break; sleep 0.1; done
+sleep 0.5
+refused=$(grep -l "being written by another run (pid [0-9]*)" "$tmp/race1.log" "$tmp/race2.log" | wc -l)
+kill -TERM "$r1" "$r2" 2>/dev/null; wait "$r1" "$r2"
+[ "$refused" = 1 ] && passes=$((passes + 1)) ||
+    { echo "FAIL: two runs into one new folder: $refused refused"; tail -n 3 "$tmp"/race?.log; failures=$((failures + 1)); }
 
 check "COMPLETE" 0 grep -qxE "complete [0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}Z jobs=1" "$tmp/r/COMPLETE"
 check "repeat" 0 "${bench[@]}" --repeat 2 --out "$tmp/rep"
