@@ -31,7 +31,7 @@ set title "(b) a neighbour's cudaMalloc of half the free memory, after the frees
 set style fill solid 0.6 border -1
 set xtics ()
 set xrange [0.4:nfiles + 0.6]
-do for [i=1:nfiles] { set xtics add (LABEL[i] i) }
+do for [i=1:nfiles] { set xtics add (tic(LABEL[i]) i) }
 set yrange [0:1.35]
 set ytics ('refused (OOM)' 0, 'granted' 1)
 set ylabel ''

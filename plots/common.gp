@@ -7,7 +7,9 @@
 # allocator/device), one per line; LABELS: a short name for each, one per line, same
 # order. ARGn are strings that gnuplot never evaluates, so a name holding quotes,
 # spaces or gnuplot code is only a name. Scripts use FILE[i], LABEL[i] (i = 1..nfiles)
-# and out. A name goes into a shell command only through shq().
+# and out. A file name goes into a shell command (a '< awk' pipe) only through shq();
+# nothing read from a CSV does: values come in through gnuplot's own data reading
+# (stats, plot, strcol), never through system(), eval, load or a macro.
 # (Old callers' `gnuplot -e "files='a b'; labels='x y'; out='o.png'"` still works, with
 # whitespace-separated names.)
 if (strlen(ARG2) > 0) {
@@ -49,8 +51,28 @@ if (nsim_ > 0) {
 # A string as one shell word: '...' with each ' written as '\''.
 shq_(s) = (q_ = strstrt(s, "'")) ? s[1:q_ - 1] . "'\\''" . shq_(s[q_ + 1:]) : s
 shq(s) = "'" . shq_(s) . "'"
-# The workloads of a CSV with a workload column first, sorted, separated by spaces.
-workloads(f) = system(sprintf("awk -F, '!/^#/ && $1 != \"workload\" {print $1}' %s | sort -u | tr '\\n' ' '", shq(f)))
+# Names read from data (workloads, allocators, SPEC options): a script collects them with
+#   names_ = "\n"; stats f using (add(strcol('workload'))) nooutput
+# into a list "\nname\nname\n" (a line of data holds no newline, so no name holds the
+# separator), in the order of first appearance (add) or in byte order (adds: sort's in
+# the C locale), without duplicates or empty names, and reads it with items() and item().
+add(v) = (v eq '' || strstrt(names_, "\n" . v . "\n")) ? 0 : (names_ = names_ . v . "\n", 0)
+adds(v) = (v eq '' || strstrt(names_, "\n" . v . "\n")) ? 0 : (names_ = "\n" . ins_(names_[2:], v), 0)
+items(l) = cnt_(l[2:])
+item(l, i) = at_(l[2:], i)
+cnt_(t) = strlen(t) == 0 ? 0 : 1 + cnt_(t[strstrt(t, "\n") + 1:])
+at_(t, i) = i <= 1 ? t[1:strstrt(t, "\n") - 1] : at_(t[strstrt(t, "\n") + 1:], i - 1)
+# t with v put before the first name that does not sort before it.
+ins_(t, v) = strlen(t) == 0 ? v . "\n" : before_(t[1:strstrt(t, "\n") - 1], v) ? t[1:strstrt(t, "\n")] . ins_(t[strstrt(t, "\n") + 1:], v) : v . "\n" . t
+# a sorts before b, byte by byte (printable ASCII by position in ASCII_, any other byte after it).
+ASCII_ = ' !"#$%&''()*+,-./0123456789:;<=>?@ABCDEFGHIJKLMNOPQRSTUVWXYZ[\]^_`abcdefghijklmnopqrstuvwxyz{|}~'
+ord_(c) = strstrt(ASCII_, c) > 0 ? strstrt(ASCII_, c) : 999
+before_(a, b) = strlen(b) == 0 ? 0 : strlen(a) == 0 ? 1 : a[1:1] eq b[1:1] ? before_(a[2:], b[2:]) : ord_(a[1:1]) < ord_(b[1:1])
+# A number of a column, 0 where it holds none (awk's sum over a column).
+num(c) = (v_ = column(c), v_ == v_ ? v_ : 0)
+# An explicit tic label is a format (set xtics ("%.1f" 1)): a name from data is one only
+# with each % doubled.
+tic(s) = (p_ = strstrt(s, '%')) ? s[1:p_] . '%' . tic(s[p_ + 1:]) : s
 # A CSV whose quoted fields hold commas (a SPEC), which gnuplot would split, read through
 # awk with the commas inside quotes turned into ';' and the quotes dropped:
 #   plot unquoted(FILE[1]) using ...

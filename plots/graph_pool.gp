@@ -38,11 +38,15 @@ set style data histograms
 set style histogram clustered gap 1
 set style fill solid 0.8 border -1
 set xtics rotate by -20
-sumcol(f, var) = system(sprintf("awk -F, '/^#/{next} !h{for(i=1;i<=NF;i++)c[$i]=i;h=1;next} $c[\"section\"]==\"capture\" && $c[\"variant\"]==\"%s\" {s+=$c[\"corrupted_elements\"]} END{print s+0}' %s", var, shq(f)))
+# Per file, the corrupted elements of each capture variant, summed (stats: the header
+# row is data here, and no capture row).
 set print $cap
 do for [i=1:nfiles] {
-    f = FILE[i]
-    print sprintf("%s,%g,%g", LABEL[i], sumcol(f, "free_in_capture") + 0, sumcol(f, "private_block") + 0)
+    bad_ = 0; kept_ = 0
+    stats FILE[i] using (strcol('section') ne 'capture' ? 0 : \
+        strcol('variant') eq 'free_in_capture' ? (bad_ = bad_ + num('corrupted_elements'), 0) : \
+        strcol('variant') eq 'private_block' ? (kept_ = kept_ + num('corrupted_elements'), 0) : 0) nooutput
+    print LABEL[i] . sprintf(",%g,%g", bad_, kept_)
 }
 set print
 plot $cap using 2:xtic(1) title 'freed during capture (bad)' lc rgb 'red', '' using 3 title 'kept for the graph (fixed)' lc rgb 'forest-green'

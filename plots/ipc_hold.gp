@@ -16,14 +16,18 @@ set key inside right top
 set yrange [0:*]
 set offsets 0, 0, graph 0.15, 0 # headroom: the tallest bar and the key stay apart
 set xtics rotate by -20
-sumcol(f, sec, var, col) = system(sprintf("awk -F, '/^#/{next} !h{for(i=1;i<=NF;i++)c[$i]=i;h=1;next} $c[\"section\"]==\"%s\" && $c[\"variant\"]==\"%s\" {s+=$c[\"%s\"]} END{print s+0}' %s", sec, var, col, shq(f)))
+# Adds column col of a row of section sec and variant var to sum_ (summed over a file by
+# stats; the header row is data there, and none of those rows).
+sum_ = 0
+sumcol(sec, var, col) = (strcol('section') eq sec && strcol('variant') eq var) ? (sum_ = sum_ + num(col), 0) : 0
 
 set title '(a) held after free + trim (MiB)'
 set ylabel 'MiB'
 set print $held
 do for [i=1:nfiles] {
-    f = FILE[i]
-    print sprintf("%s,%g,%g", LABEL[i], (sumcol(f, "hold", "consumer_holds", "held_while_shared_bytes") + 0) / MiB, (sumcol(f, "hold", "consumer_closed", "held_while_shared_bytes") + 0) / MiB)
+    sum_ = 0; stats FILE[i] using (sumcol("hold", "consumer_holds", "held_while_shared_bytes")) nooutput; holds_ = sum_
+    sum_ = 0; stats FILE[i] using (sumcol("hold", "consumer_closed", "held_while_shared_bytes")) nooutput
+    print LABEL[i] . sprintf(",%g,%g", holds_ / MiB, sum_ / MiB)
 }
 set print
 plot $held using 2:xtic(1) title 'consumer holds (bad)' lc rgb 'red', '' using 3 title 'consumer closed first (fixed)' lc rgb 'forest-green'
@@ -32,8 +36,9 @@ set title '(b) race: corrupted elements read by the consumer'
 set ylabel 'elements (all trials)'
 set print $race
 do for [i=1:nfiles] {
-    f = FILE[i]
-    print sprintf("%s,%g,%g", LABEL[i], sumcol(f, "race", "no_wait", "corrupted_elements") + 0, sumcol(f, "race", "ipc_event", "corrupted_elements") + 0)
+    sum_ = 0; stats FILE[i] using (sumcol("race", "no_wait", "corrupted_elements")) nooutput; no_wait_ = sum_
+    sum_ = 0; stats FILE[i] using (sumcol("race", "ipc_event", "corrupted_elements")) nooutput
+    print LABEL[i] . sprintf(",%g,%g", no_wait_, sum_)
 }
 set print
 plot $race using 2:xtic(1) title 'no wait (bad)' lc rgb 'red', '' using 3 title 'IPC event (fixed)' lc rgb 'forest-green'

@@ -30,12 +30,14 @@ set style histogram clustered gap 1
 set style fill solid 0.8 border -1
 set xtics rotate by 0
 # Only the 'enable' rows, as a small table (a histogram of every row leaves empty slots).
-set print $enable
-enable_rows = system(sprintf("awk -F, '/^#/{next} !h{for(i=1;i<=NF;i++)c[$i]=i;h=1;next} $c[\"section\"]==\"enable\" {printf \"%%s,%%s,%%s,%%s\\n\", $c[\"variant\"], $c[\"enable_ms\"], $c[\"used_delta_a_bytes\"]/%d, $c[\"used_delta_b_bytes\"]/%d}' %s", MiB, MiB, shq(file1)))
-print enable_rows
-set print
-set datafile separator ','
+# (stats over the rows, the header row included as data; awk's number format, %.6g)
 set datafile nocolumnheaders
+enable_rows = ''
+stats file1 using (strcol('section') ne 'enable' ? 0 : (enable_rows = enable_rows . strcol('variant') . ',' . strcol('enable_ms') \
+    . sprintf(",%.6g,%.6g\n", num('used_delta_a_bytes') / MiB, num('used_delta_b_bytes') / MiB), 0)) nooutput
+set print $enable
+print enable_rows[1:strlen(enable_rows) - 1]
+set print
 set yrange [0:*]
 set offsets 0, 0, graph 0.15, 0
 plot $enable using 2:xtic(1) title 'enable (ms)' lc rgb 'gray40', \

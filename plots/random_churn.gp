@@ -3,7 +3,7 @@
 # Right: peak requested, allocated and reserved bytes (empty where the allocator cannot know).
 call 'plots/common.gp' ARG1 ARG2 ARG3
 set xtics () rotate by -20
-do for [i=1:nfiles] { set xtics add (LABEL[i] i) }
+do for [i=1:nfiles] { set xtics add (tic(LABEL[i]) i) }
 set xrange [0.5:nfiles+0.5]
 set key inside left top font ',8'
 set multiplot layout 1,2 title 'random churn (RMM random_allocations)'

@@ -31,7 +31,7 @@ set ylabel 'GiB'
 set yrange [0:*]
 set offsets 0,0,graph 0.1,0
 set xtics () rotate by 90 right font ',7'
-do for [i=1:nfiles] { set xtics add (LABEL[i] i) }
+do for [i=1:nfiles] { set xtics add (tic(LABEL[i]) i) }
 set key inside left top font ',8'
 set xrange [0.5:nfiles+0.5]
 set style fill solid 0.6

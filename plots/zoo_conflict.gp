@@ -10,10 +10,12 @@ f = FILE[1]
 set terminal pngcairo size 1300,900 enhanced font 'DejaVu Sans,10'
 set output out
 set termoption noenhanced
-opts = system(sprintf("awk -F, '!/^#/ && $1 != \"options\" && $9 != \"\" && $6 != \"\" {print $1}' %s | awk '!seen[$0]++'", shq(f)))
-n = words(opts) == 0 ? 0 : int(system(sprintf("printf '%%s\\n' %s | wc -l", shq(opts))))
+# The SPECs' options (column 1) of the rows with a cold ratio (9) and a waste (6), in order
+# of first appearance; the header row is data here, left out by its name.
+names_ = "\n"
+stats f using (strcol(1) ne 'options' && strcol(9) ne '' && strcol(6) ne '' ? add(strcol(1)) : 0) nooutput
+n = items(names_)
 if (n == 0) { print "zoo_conflict: no row with both a waste and a cold ratio in ".f; exit status 1 }
-opt(i) = system(sprintf("printf '%%s\\n' %s | sed -n %dp", shq(opts), i))
 set datafile separator comma
 set logscale x
 set xrange [0.03:8]
@@ -28,7 +30,7 @@ set arrow 2 from graph 0, first 1.02 to graph 1, first 1.02 nohead dt 2 lc rgb '
 set key outside right top font ',9' title 'SPEC options'
 set title "One expandable SPEC against both limits, per workload (shaded: both hold)"
 array O[n]
-do for [i = 1:n] { O[i] = opt(i) }
+do for [i = 1:n] { O[i] = item(names_, i) }
 pick(i, col) = strcol('options') eq O[i] ? column(col) : NaN
 plot for [i = 1:n] f using (pick(i, 'cold')):'waste':(pick(i, 'cold_lo')):(pick(i, 'cold_hi')) \
         with xerrorbars pt (i + 4) ps 1.3 lc i title O[i], \

@@ -17,11 +17,18 @@ data = unquoted(f) # the SPEC column holds commas
 set terminal pngcairo size 1500,1000 enhanced font 'DejaVu Sans,9'
 set output out
 set termoption noenhanced
-wl = workloads(f)
-nw = words(wl)
+# The traces (column 1), sorted; the header row is data here, left out by its name.
+names_ = "\n"
+stats f using (strcol(1) eq 'workload' ? 0 : adds(strcol(1))) nooutput
+nw = items(names_)
 if (nw == 0) { print "zoo_criterion: no rows in ".f; exit status 1 }
-# The best static layout per trace (layout.csv's "best (...)" rows), or none.
-layout_of(w) = nfiles < 2 ? "" : system(sprintf("awk -F, -v w=%s '$1 == w && $3 ~ /^best/ {print $7}' %s", shq(w), shq(FILE[2])))
+array W[nw]
+array LAY[nw]   # the best static layout per trace (layout.csv's "best (...)" rows), or NaN
+do for [i = 1:nw] { W[i] = item(names_, i); LAY[i] = NaN }
+if (nfiles >= 2) {
+    stats FILE[2] using ((i_ = sum [i = 1:nw] (W[i] eq strcol(1) ? i : 0)) > 0 && strstrt(strcol(3), 'best') == 1 \
+                         && LAY[i_] != LAY[i_] ? (LAY[i_] = column(7), 0) : 0) nooutput
+}
 default = 'caching:segments=expandable' # its commas would read ';'
 is_ladder(s) = strstrt(s, 'span=0') > 0
 shown(x) = x <= 0 ? 0.0001 : x
@@ -35,10 +42,10 @@ set object 1 rect from 1.0, 0.00005 to 1.02, 1 fc rgb '#d8f0d8' fs solid 0.6 nob
 cols = (nw + 2) / 3
 set multiplot layout 3, cols title "Simulated warm passes against the criterion (waste <= 1.02, map calls <= 1% of operations): green box passes"
 do for [i = 1:nw] {
-    w = word(wl, i)
-    lay = layout_of(w)
+    w = W[i]
+    lay = LAY[i]
     unset arrow 1
-    if (strlen(lay) > 0) { set arrow 1 from real(lay), graph 0 to real(lay), graph 1 nohead dt 3 lc rgb '#000000' }
+    if (lay == lay) { set arrow 1 from lay, graph 0 to lay, graph 1 nohead dt 3 lc rgb '#000000' }
     if (i == 1) { set key inside top right font ',8' } else { unset key }
     set title w
     set xlabel (i > nw - cols ? 'peak reserved / peak allocated' : '')

@@ -14,15 +14,19 @@ f = FILE[1]
 set terminal pngcairo size 1300,900 enhanced font 'DejaVu Sans,10'
 set output out
 set termoption noenhanced
-wl = workloads(f)
-nw = words(wl)
+# The workloads (column 1), sorted; the header row is data here, left out by its name.
+names_ = "\n"
+stats f using (strcol(1) eq 'workload' ? 0 : adds(strcol(1))) nooutput
+nw = items(names_)
 if (nw == 0) { print "zoo_steps: no rows in ".f; exit status 1 }
+array W[nw]
+do for [i = 1:nw] { W[i] = item(names_, i) }
 configs = "torch exp-57fad87 default-d9816b4"
 names = "PyTorch-default vramlab-expandable-old-default vramlab-expandable-new-default"
 colors = "#7f7f7f #d62728 #2ca02c"
-idx(w) = sum [i = 1:nw] (word(wl, i) eq w ? i : 0)
+idx(w) = sum [i = 1:nw] (W[i] eq w ? i : 0)
 set xtics () rotate by -30
-do for [i = 1:nw] { set xtics add (word(wl, i) i) }
+do for [i = 1:nw] { set xtics add (tic(W[i]) i) }
 set xrange [0.5:nw + 0.5]
 set key outside right top
 set multiplot layout 2,1 title "Zoo steady state, one process per cell (H100; results/reference/h100-zoo-steps)"

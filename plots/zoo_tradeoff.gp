@@ -18,9 +18,13 @@ data = unquoted(f) # the SPEC column holds commas
 set terminal pngcairo size 1500,1000 enhanced font 'DejaVu Sans,9'
 set output out
 set termoption noenhanced
-wl = workloads(f)
-nw = words(wl)
+# The workloads (column 1), sorted; the header row is data here, left out by its name.
+names_ = "\n"
+stats f using (strcol(1) eq 'workload' ? 0 : adds(strcol(1))) nooutput
+nw = items(names_)
 if (nw == 0) { print "zoo_tradeoff: no rows in ".f; exit status 1 }
+array W[nw]
+do for [i = 1:nw] { W[i] = item(names_, i) }
 default = 'caching:segments=expandable' # its commas would read ';'
 is_ladder(s) = strstrt(s, 'span=0') > 0
 shown(x) = x < 1e-5 ? 0.01 : x
@@ -34,7 +38,7 @@ set arrow 1 from 1.02, graph 0 to 1.02, graph 1 nohead dt 2 lc rgb '#000000'
 cols = (nw + 2) / 3
 set multiplot layout 3, cols title "Expandable segments: waste against map calls in the steady state, per workload (simulated replay of recorded traces)"
 do for [i = 1:nw] {
-    w = word(wl, i)
+    w = W[i]
     if (i == 1) { set key inside top right font ',8' } else { unset key }
     set title w
     set xlabel (i > nw - cols ? 'peak reserved / peak allocated' : '')

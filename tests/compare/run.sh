@@ -134,12 +134,13 @@ first_last "B without alloc_latency, --allow-missing" \
     "^compare: --allow-missing: 2 file\(s\) missing on one side and 0 failed job\(s\) are not counted$"
 expect "B without alloc_latency, --allow-missing" "^compare: no regression beyond the threshold"
 # --out never lands in an input run or among the stored runs.
+stored=results/reference
 check "--out inside run A" 2 $cmp --no-plots --out "$tmp/gone/A/rep-1/x" "$tmp/gone/A" "$tmp/gone/B"
 expect "--out inside run A" "is the input .* or inside it"
 [ ! -e "$tmp/gone/A/rep-1/x" ] && passes=$((passes + 1)) || { echo "FAIL: --out inside run A: the folder was made"; failures=$((failures + 1)); }
-check "--out in results/reference" 2 $cmp --no-plots --out results/reference/vl-test-out "$tmp/gone/A" "$tmp/gone/B"
+check "--out in results/reference" 2 $cmp --no-plots --out "$stored/vl-test-out" "$tmp/gone/A" "$tmp/gone/B"
 expect "--out in results/reference" "inside results/reference"
-[ ! -e results/reference/vl-test-out ] && passes=$((passes + 1)) || { echo "FAIL: --out in results/reference: the folder was made"; failures=$((failures + 1)); }
+[ ! -e "$stored/vl-test-out" ] && passes=$((passes + 1)) || { echo "FAIL: --out in results/reference: the folder was made"; failures=$((failures + 1)); }
 check "matrix --out onto a column" 2 scripts/matrix --no-plots --out "$tmp/gone/B" "$tmp/gone/A" "$tmp/gone/B"
 check "matrix, a column without alloc_latency" 1 scripts/matrix --no-plots --out "$tmp/mx-gone" "$ab/aa/A" "$ab/aa/B" "$tmp/gone/B"
 expect "matrix, a column without alloc_latency" "^  A: alloc_latency.caching.csv \(42 metric\(s\)\): gone/B has no alloc_latency$"
