@@ -40,6 +40,9 @@ $(foreach v,$(BOOL_VARS),$(eval override $(v) := $(filter 1,$($(v)))))
 VL_ID_CHARS := a b c d e f g h i j k l m n o p q r s t u v w x y z A B C D E F G H I J K L M N O P Q R S T U V W X Y Z 0 1 2 3 4 5 6 7 8 9 . _ -
 vl_strip = $(if $2,$(call vl_strip,$(subst $(firstword $2),,$1),$(wordlist 2,$(words $2),$2)),$1)
 $(if $(RUN),$(if $(or $(filter-out 1,$(words $(RUN))),$(call vl_strip,$(RUN),$(VL_ID_CHARS)),$(filter .%,$(RUN))),$(error RUN=$(RUN): a run id is one folder name of letters, digits and . _ - (not starting with a dot))))
+# A variable's value as one single-quoted shell word: what the command line sets is data
+# to a recipe (GPUS='0;x' is a bad GPU list, not a command).
+vl_shq = '$(subst ','\'',$(1))'
 .DELETE_ON_ERROR:
 # Keep objects of programs and tests: they are intermediate files to make, and a second
 # `make` would otherwise compile them again.
@@ -177,11 +180,12 @@ test-heavy: setup
 # with QUICK=1 each job short). RUN=<id> names the run (an existing one only with
 # FORCE=1, which clears it first where bench.sh made it); ONLY=prog,prog; REPEAT=N; GPUS=all|0,1.
 bench: programs
-	@scripts/bench.sh $(if $(QUICK),--quick) $(if $(PEERS),--peers) $(if $(FULL),--full) $(if $(ONLY),--only $(ONLY)) \
-	  $(if $(RUN),--run-id $(RUN)) $(if $(FORCE),--force) $(if $(REPEAT),--repeat $(REPEAT)) $(if $(GPUS),--gpus $(GPUS))
+	@scripts/bench.sh $(if $(QUICK),--quick) $(if $(PEERS),--peers) $(if $(FULL),--full) $(if $(ONLY),--only $(call vl_shq,$(ONLY))) \
+	  $(if $(RUN),--run-id $(call vl_shq,$(RUN))) $(if $(FORCE),--force) $(if $(REPEAT),--repeat $(call vl_shq,$(REPEAT))) \
+	  $(if $(GPUS),--gpus $(call vl_shq,$(GPUS)))
 
 plots:
-	@scripts/plots.sh $(RUN)
+	@scripts/plots.sh $(if $(RUN),$(call vl_shq,$(RUN)))
 
 clean:
 	rm -rf build build-san

@@ -30,22 +30,22 @@ KNOWN_VARS += A B PAIRS HYPERFINE_RUNS HYPERFINE_ONLY
 .PHONY: hyperfine test-hyperfine test-compare slow-alloc ab noise
 
 PAIRS ?= 10
-AB_FLAGS = --pairs $(PAIRS) $(if $(QUICK),--quick) $(if $(ONLY),--only $(ONLY))
+AB_FLAGS = --pairs $(call vl_shq,$(PAIRS)) $(if $(QUICK),--quick) $(if $(ONLY),--only $(call vl_shq,$(ONLY)))
 
 ab: programs
 	@[ "$(origin A)" != undefined ] && [ "$(origin B)" != undefined ] || \
 	  { echo "make ab: give both A='...' and B='...' (B='' is the suite as it is; settings: see scripts/ab)" >&2; exit 2; }
-	@scripts/ab $(AB_FLAGS) "$(A)" "$(B)"
+	@scripts/ab $(AB_FLAGS) $(call vl_shq,$(A)) $(call vl_shq,$(B))
 
 noise: programs
-	@scripts/ab --noise $(AB_FLAGS) "$(A)"
+	@scripts/ab --noise $(AB_FLAGS) $(call vl_shq,$(A))
 
 HYPERFINE_RUNS ?= 5
 HYPERFINE_ONLY ?=
 
 hyperfine: programs
-	@scripts/compare.d/hyperfine.sh --bin $(BUILD)/bin --runs $(HYPERFINE_RUNS) $(if $(RUN),--run-id $(RUN)) \
-	  $(if $(HYPERFINE_ONLY),--only $(HYPERFINE_ONLY)) $(if $(REPEAT),--repeat $(REPEAT))
+	@scripts/compare.d/hyperfine.sh --bin $(BUILD)/bin --runs $(call vl_shq,$(HYPERFINE_RUNS)) $(if $(RUN),--run-id $(call vl_shq,$(RUN))) \
+	  $(if $(HYPERFINE_ONLY),--only $(call vl_shq,$(HYPERFINE_ONLY))) $(if $(REPEAT),--repeat $(call vl_shq,$(REPEAT)))
 
 test-hyperfine: programs
 	@tests/hyperfine/run.sh $(BUILD)

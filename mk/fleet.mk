@@ -14,7 +14,7 @@ KNOWN_VARS += FLEET SBATCH
 .PHONY: fleet test-fleet
 
 fleet: programs
-	@scripts/fleet $(if $(QUICK),--quick) $(if $(REPEAT),--repeat $(REPEAT)) $(if $(ONLY),--only $(ONLY)) \
+	@scripts/fleet $(if $(QUICK),--quick) $(if $(REPEAT),--repeat $(call vl_shq,$(REPEAT))) $(if $(ONLY),--only $(call vl_shq,$(ONLY))) \
 	  $(FLEET) -- $(SBATCH)
 
 test-fleet: programs

@@ -29,8 +29,8 @@ torch-bench: $(TORCH_BENCH_DEPS)
 	@why=$$(python3 scripts/torch/bench.py --check 2>&1); rc=$$?; \
 	 if [ $$rc -eq 77 ]; then echo "$$why"; echo "SKIP torch-bench: $$(echo "$$why" | tail -1)"; exit 0; fi; \
 	 [ $$rc -eq 0 ] || { echo "$$why"; exit $$rc; }; \
-	 python3 scripts/torch/bench.py $(if $(QUICK),--quick) $(if $(ZOO),--zoo $(ZOO)) $(if $(RUN),--run-id $(RUN)) \
-	   $(if $(ROUNDS),--rounds $(ROUNDS)) $(if $(BUDGET),--budget $(BUDGET)) \
+	 python3 scripts/torch/bench.py $(if $(QUICK),--quick) $(if $(ZOO),--zoo $(call vl_shq,$(ZOO))) $(if $(RUN),--run-id $(call vl_shq,$(RUN))) \
+	   $(if $(ROUNDS),--rounds $(call vl_shq,$(ROUNDS))) $(if $(BUDGET),--budget $(call vl_shq,$(BUDGET))) \
 	   $(if $(filter-out 0 no,$(RESUME)),--resume) --plugin $(PLUGIN_SO) $(TORCH_BENCH_ARGS)
 
 test-torch-bench:

@@ -93,8 +93,8 @@ expect "a held run folder" "being written by another run \(pid $holder\)"
 kill "$holder"; wait "$holder" 2>/dev/null
 
 check "make hyperfine's knobs" 0 make --no-print-directory -n hyperfine BUILD="$build" RUN=myrun HYPERFINE_ONLY=random_churn HYPERFINE_RUNS=3
-expect "make hyperfine's knobs" "hyperfine.sh --bin $build/bin --runs 3 --run-id myrun"
-expect "make hyperfine's knobs" "--only random_churn"
+expect "make hyperfine's knobs" "hyperfine.sh --bin $build/bin --runs '3' --run-id 'myrun'"
+expect "make hyperfine's knobs" "--only 'random_churn'"
 
 checks_report "hyperfine checks"
 [ "$failures" = 0 ]

@@ -3,7 +3,8 @@
 # and one object compiled into a scratch folder): a misspelt variable is an error naming the known
 # ones; QUICK=0 is not quick; QUICK=2 is an error; ONLY, FULL, FORCE and RUN reach
 # scripts/bench.sh; V=1 shows the compiler lines, which are quiet otherwise; every variable
-# the documentation puts on a make command line is one make accepts.
+# the documentation puts on a make command line is one make accepts; a variable's value
+# never runs as shell code in a recipe.
 set -u
 cd "$(dirname "$0")/../.."
 tmp=$(mktemp -d)
@@ -23,8 +24,8 @@ reject "QUICK=0" "--quick"
 check "QUICK=1" 0 "${m[@]}" bench QUICK=1
 expect "QUICK=1" "scripts/bench.sh --quick"
 check "knobs reach bench.sh" 0 "${m[@]}" bench ONLY=replay,alloc_latency FULL=1 FORCE=1 RUN=myrun REPEAT=3
-expect "knobs reach bench.sh" "--full .*--only replay,alloc_latency"
-expect "knobs reach bench.sh" "--run-id myrun --force --repeat 3"
+expect "knobs reach bench.sh" "--full .*--only 'replay,alloc_latency'"
+expect "knobs reach bench.sh" "--run-id 'myrun' --force --repeat '3'"
 # Every variable the documentation gives on a make command line is one make accepts
 # (FUZZ_TARGETS was refused once while README and lib/caching/README used it).
 known=$("${m[@]}" test QUIK=1 2>&1 | sed -n 's/.*known: \(.*\)\.  Stop\./\1/p')
@@ -43,7 +44,7 @@ else
     else passes=$((passes + 1)); fi
 fi
 check "ONLY= for fleet" 0 "${m[@]}" fleet ONLY=replay
-expect "ONLY= for fleet" "--only replay"
+expect "ONLY= for fleet" "--only 'replay'"
 # Quiet build: one object compiled for real into a scratch BUILD; no compiler line
 # without V=1, the full command line with it.
 check "quiet" 0 make --no-print-directory BUILD="$tmp/b" "$tmp/b/obj/lib/size.o"
@@ -51,6 +52,15 @@ reject "quiet" "gcc|-Wall"
 rm -rf "$tmp/b"
 check "V=1" 0 make --no-print-directory BUILD="$tmp/b" "$tmp/b/obj/lib/size.o" V=1
 expect "V=1" "-Wall"
+
+# A variable's value is data to the recipe: shell syntax in it runs nothing (each of these
+# fails on its bad value; what matters is that no touch ran).
+check "GPUS with a ;" 2 make --no-print-directory bench QUICK=1 GPUS="x;touch $tmp/P1"
+check "ONLY with a \$()" 2 make --no-print-directory ab A="alloc=\$(touch $tmp/P2)" B= ONLY="x';touch $tmp/P3;'"
+make --no-print-directory hyperfine HYPERFINE_ONLY="x;touch $tmp/P4" HYPERFINE_RUNS="1;touch $tmp/P5" >/dev/null 2>&1
+if ls "$tmp"/P* >/dev/null 2>&1; then
+    echo "FAIL: a make variable's value ran as a command: $(ls "$tmp"/P* | tr '\n' ' ')"; failures=$((failures + 1))
+else passes=$((passes + 1)); fi
 
 checks_report "make command-line checks"
 [ "$failures" = 0 ]
