@@ -1,4 +1,4 @@
-# The measured figures of README.md and docs/caching-measured.md, generated from
+# The measured figures of README.md and docs/*.md (every file holding a block), generated from
 # results/reference/. Included by the
 # Makefile; findings-check, test-findings, citations-check and test-citations are
 # registered in TEST_EXTRA_TARGETS.

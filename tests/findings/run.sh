@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Tests of scripts/findings (make findings / findings-check) without a GPU: the check
 # passes on the tree and fails after a hand edit of a figure (on copies of README.md and
-# docs/caching-measured.md, which hold the blocks between them; a block in neither, or in
-# both, is an error);
+# the docs/*.md that hold blocks, which hold every block between them; a block in none of
+# them, or in two, is an error);
 # the generator on a fake results/reference/<device>-findings-<rev>/ folder of the
 # layout tests/gpu/findings_remeasure.sh writes (rep-<k>/ with COMPLETE); unknown
 # (empty) values, missing rows, incomplete repetitions and a malformed spec are errors.
@@ -18,6 +18,13 @@ expect "the check counts its blocks" '^findings-check: [1-9][0-9]* passed, 0 fai
 
 cp README.md "$tmp/README.md"
 cp docs/caching-measured.md "$tmp/measured.md"
+# the other docs that hold blocks (docs/findings.md, docs/running.md, ...), copied too
+others=()
+for d in docs/*.md; do
+    [ "$d" = docs/caching-measured.md ] && continue
+    grep -q '^<!-- findings:[a-z0-9_]* begin' "$d" || continue
+    cp "$d" "$tmp/doc-${d#docs/}"; others+=("$tmp/doc-${d#docs/}")
+done
 # Change the first figure inside the first generated table: 2,993 steps/s -> 2,994 etc.
 python3 - "$tmp/README.md" <<'PY'
 import re, sys
@@ -32,17 +39,17 @@ assert d.isdigit(), d
 t = t[:i] + str((int(d) + 1) % 10) + t[i + 1:]
 open(p, "w").write(t)
 PY
-check "a hand-edited figure fails the check" 1 $gen --check "$tmp/README.md" "$tmp/measured.md"
+check "a hand-edited figure fails the check" 1 $gen --check "$tmp/README.md" "${others[@]}" "$tmp/measured.md"
 expect "the failing block is named" 'block\(s\) findings_table differ'
 expect "the failure is counted" '^findings-check: [0-9]+ passed, 1 failed, 0 skipped$'
-check "make findings on the copy restores it" 0 $gen "$tmp/README.md" "$tmp/measured.md"
-check "and the restored copy passes" 0 $gen --check "$tmp/README.md" "$tmp/measured.md"
+check "make findings on the copy restores it" 0 $gen "$tmp/README.md" "${others[@]}" "$tmp/measured.md"
+check "and the restored copy passes" 0 $gen --check "$tmp/README.md" "${others[@]}" "$tmp/measured.md"
 cmp -s README.md "$tmp/README.md" && cmp -s docs/caching-measured.md "$tmp/measured.md" && passes=$((passes + 1)) ||
     { echo "FAIL: restored copies differ from README.md and docs/caching-measured.md"; failures=$((failures + 1)); }
 check "a block in neither file is an error" 2 $gen --check "$tmp/README.md"
 expect "a block in neither file is an error" 'no markers for block\(s\) .*park_pair'
 cp "$tmp/measured.md" "$tmp/twice.md"
-check "a block in two files is an error" 2 $gen --check "$tmp/README.md" "$tmp/measured.md" "$tmp/twice.md"
+check "a block in two files is an error" 2 $gen --check "$tmp/README.md" "${others[@]}" "$tmp/measured.md" "$tmp/twice.md"
 expect "a block in two files is an error" 'block [a-z0-9_]+ appears in both .*measured.md and .*twice.md'
 
 # --- a fake remeasured folder -----------------------------------------------------------
