@@ -7,6 +7,10 @@
  *   segments_classic.c      one device allocation per segment (PyTorch's default)
  *   segments_expandable.c   growing VA ranges per stream and pool, mapped in chunks
  *   chunks.h                where an expandable range's chunks start (sizes grow with offset)
+ *   spans.h                 which chunks one map call covers (a span is unmapped whole)
+ *   release.c               stream-ordered release: retire behind events, keep, lend
+ *   budget.c                the adaptive reclaim budget
+ *   hostmem.h/.c            host allocations of the records (fault injection for tests)
  *   park.h/.c               a stream's last free, parked for the next request (fast path)
  *   events.c                record_use and deferred reuse behind events
  *   plan.h/.c               plan=1: repeating programs served from an offline layout

@@ -15,11 +15,10 @@
  * host time the GPU spends waiting for it (VMM calls do not wait for queued work:
  * bench/vmm_wait). After each map call, the event of the batch the reclaim queued tells
  * whether the work queued before the reclaim was still running (that map was hidden
- * behind it) or done (exposed). Raising on exposed maps only was tried (raise=idle, at
- * a128798) and dropped: live on the zoo the hidden share, which varied by workload, did not
- * separate the workloads where the tight budget was cheap from those where it was not
- * (lib/caching/README.md). On the simulated device with events=immediate every batch
- * is complete, so every relocation is exposed there.
+ * behind it) or done (exposed). The budget rises on counts, not on exposed maps only:
+ * the hidden share does not separate the workloads where the tight budget is cheap
+ * from those where it is not (docs/caching-measured.md). On the simulated device with
+ * events=immediate every batch is complete, so every relocation is exposed there.
  * Invariants: cfg.reclaim <= budget <= max(cfg.reclaim, cfg.reclaim_max);
  * budget_window_allocs <= st.allocs. */
 #include "caching/allocator.h"

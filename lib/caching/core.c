@@ -82,9 +82,8 @@ vl_cstream *vl_caching_stream(vl_caching *c, vl_stream s)
  * first keep long-lived blocks packed at the start of a range, as a cold pass (which
  * grows at the frontier) lays them out; by best fit alone a warm pass scattered them
  * into whatever free blocks the last pass left, and the short-lived ones between them
- * strand partly used chunks (GPT-2 trace, sim, with consolidate_range in
- * segments_expandable.c: passes 2-5 1.023-1.030 -> 1.0134; the same with 4 to 32
- * classes). */
+ * strand partly used chunks (it works together with consolidate_range in
+ * segments_expandable.c; neither alone holds). */
 static vl_cblock *low_fit(vl_cpool *p, vl_cblock *best)
 {
     int j = (int)best->bin;
@@ -134,11 +133,10 @@ static size_t chunks_touched(const vl_csegment *s, uintptr_t lo, size_t n)
  * unless the other end or the first or last chunk boundary inside the block touches
  * fewer chunks. A block that covers exactly its chunks leaves none of them partly used
  * when its neighbours are freed, so reclaim can take them all; placed across a chunk
- * boundary it strands up to a chunk either side (moe trace, sim: requests of 6, 24, 32
- * and 132 MiB between short-lived ones; first-pass waste 1.0205 -> 1.0117). Only whole
- * chunks: a request of 3.84 MiB aligned leaves 0.16 MiB gaps that only small requests
- * fill (GPT-2 trace: 1.018 -> 1.021). Only cached blocks: a fresh mapping extends a
- * free block next to the hole on purpose. */
+ * boundary it strands up to a chunk either side. Only whole chunks: a request that is
+ * not a whole number of chunks, aligned, leaves sub-chunk gaps that only small requests
+ * fill. Only cached blocks: a fresh mapping extends a free block next to the hole on
+ * purpose. */
 static uintptr_t chunk_spot(const vl_csegment *s, uintptr_t lo, uintptr_t end, size_t rounded, uintptr_t at)
 {
     size_t best = chunks_touched(s, at, rounded);
@@ -261,8 +259,8 @@ static vl_cpool *other_pool(const vl_cpool *p) { return &p->stream->pools[p->sma
 /* A cached block for `rounded` in the stream's pool *pp. Expandable segments may also
  * take one from the stream's other pool before mapping more: both split to 512 B and
  * give whole chunks back, so the small/large separation that protects classic segments
- * from fragmentation would only strand free memory there (on recorded PyTorch traces
- * it cut ResNet-50's waste from 1.1% to 0.1%). *pp becomes the pool the block is in. */
+ * from fragmentation would only strand free memory there. *pp becomes the pool the
+ * block is in. */
 static vl_cblock *cached_fit(vl_caching *c, vl_cpool **pp, size_t rounded)
 {
     vl_cblock *b = find_fit(c, *pp, rounded);
@@ -334,10 +332,9 @@ static int parked_is_best_fit(const vl_caching *c, const vl_cpool *p, const vl_c
         return 1;
     if (x->seg->pool != p) {
         /* Expandable pools lend: the slow path takes from the stream's other pool only
-         * when the request's own has no fit (cached_fit), so x may be its answer then.
-         * A 2 MiB pair served from the small pool's free chunk missed every time (sim:
-         * 35.6 ns a pair against 21.5 at 4 MiB), and with its verdict not kept it paid a
-         * descent of both pools' bins at every hit. */
+         * when the request's own has no fit (cached_fit), so x may be its answer then
+         * (a 2 MiB pair served from the small pool's free chunk); its verdict is kept
+         * too, so a hit does not descend both pools' bins. */
         if (!c->cfg.expandable || best_fit(p, rounded) != NULL) return 0; /* x: p's stream's (park.h) */
         p = x->seg->pool;
     }
@@ -427,7 +424,7 @@ void *vl_caching_alloc(vl_caching *c, size_t size, vl_stream s)
     int rc = VL_DEV_OK, detached = 0;
     /* A request larger than the whole device can never be served: refuse it at once
      * (an expandable range would otherwise map chunk after chunk up to the capacity,
-     * then unmap them all: 114 s for 101 TiB on a 100 TiB sim device). */
+     * then unmap them all). */
     if (size <= VL_CACHING_MAX_REQUEST && rounded <= c->dev->total_bytes) {
         b = cached_fit(c, &p, rounded);
         if (!b) b = grow(c, p, rounded, &rc, &detached);

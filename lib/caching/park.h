@@ -11,12 +11,12 @@
  * version), the same block at the same place gets the same verdict without the descent.
  *
  * Parking pays only where the next request takes the block back: elsewhere each free
- * and request costs a little more (in the zoo's recorded traces most requests after a
- * free ask for another size: lib/caching/README.md). So a stream
+ * and request costs a little more (in recorded training traces most requests after a
+ * free ask for another size). So a stream
  * keeps a score, +3 for a block taken back and -1 for one released; below 0 it parks
  * only every VL_PARK_PROBE-th free, and a probe taken back sets it to 3 again. It parks
- * on while more than 1 in 4 are taken back (+7, 1 in 8, cost replay more: the figures of
- * both are in lib/caching/README.md).
+ * on while more than 1 in 4 are taken back (the thresholds' cost:
+ * docs/caching-measured.md).
  *
  * The stream's next request of any other kind first releases the parked block into the
  * bins, as its free would have; every path that grows, reclaims, releases or reports

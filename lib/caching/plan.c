@@ -28,10 +28,9 @@
 #define VL_PLAN_MAX_FOLD 4            /* a plan spans at most this many periods */
 #define VL_PLAN_SWITCH 256            /* requests on another stream before the plan may follow it */
 #define VL_PLAN_CHUNK (2u << 20)      /* the layout's footprint unit (one granule) */
-/* The arena maps this much per call (one granule). 32 MiB saved lm-fixed ~3,000 calls once,
- * but in the first period a span also maps the idle places of blocks still live from before
- * the plan (sim at bc1befe: cnn-fixed 1.0173 -> 1.0367, vit-fixed 1.0274 -> 1.0641; lm-fixed 1.0119
- * either way). */
+/* The arena maps this much per call (one granule): larger spans save calls once, but in
+ * the first period a span also maps the idle places of blocks still live from before
+ * the plan, which costs more memory than the calls are worth. */
 #define VL_PLAN_SPAN (2u << 20)
 #define VL_PLAN_NOT_FREED UINT64_MAX
 
@@ -571,7 +570,7 @@ static int open_arena(vl_caching *c)
     p->served_since_open = 0;
     p->state = ACTIVE;
     /* The cache goes back now: it holds the repeating blocks' free memory, which the arena
-     * replaces; left mapped beside the arena it doubled reserved (sim, lm-fixed: 1.80). */
+     * replaces; left mapped beside the arena it would nearly double reserved. */
     vl_caching_release_cached(c);
     p->trim_due = 0;
     return 0;

@@ -2,7 +2,7 @@
  *
  * Such a program makes the same requests, of the same sizes, freed in the same order,
  * every step. Laid out offline, knowing every lifetime, one step fits in about its peak
- * of live bytes (replay --static-layout: 1.0001 on a recorded fixed-shape LM), while
+ * of live bytes (replay --static-layout), while
  * best fit online either leaves holes the next step's largest request cannot use (and
  * reserves more) or relocates free memory every step (map and unmap calls). So:
  *
@@ -34,7 +34,7 @@
  * the arena holds the repeating ones. Peak reserved counts the steps before the plan
  * (the SPEC's own policy) and the first planned period, which holds the blocks live as
  * the plan starts twice: where the allocator put them, and the arena around their planned
- * places (lib/caching/README.md). Statistics count planned blocks as allocated and the
+ * places (docs/caching-measured.md). Statistics count planned blocks as allocated and the
  * arena's mapped chunks as reserved. */
 #ifndef VL_CACHING_PLAN_H
 #define VL_CACHING_PLAN_H

@@ -4,8 +4,7 @@
  *
  * Why: cuMemUnmap does not wait for queued work, and a chunk freed in stream order may
  * still be read by kernels queued before the free. Waiting for the device before every
- * unmap (what this replaced) made expandable segments 25% slower per training step
- * and trace replays 20-45x slower than classic on an H100.
+ * unmap would stall each allocation that reclaims behind all the queued work.
  *
  * How:
  *   - reclaim (segments_expandable.c) turns the free chunks it gives up into RETIRING
@@ -32,8 +31,7 @@
  *     map_phys: the same memory under two addresses) instead of fresh memory; the old
  *     addresses are unmapped when the batch's event completes, without releasing the
  *     memory. On a GPU the batch is rarely complete when its reclaim maps, and without
- *     lending reserved held both the retiring and the fresh memory (H100, a live
- *     transformer: peak reserved / peak allocated 1.089 against 1.011 in its replay);
+ *     lending reserved would hold both the retiring and the fresh memory at the peak;
  *   - only trim, close and device memory pressure wait for the device (drain): there,
  *     waiting is the point.
  *

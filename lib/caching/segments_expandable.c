@@ -7,8 +7,7 @@
  * pressure and reclaim unmap spans that lie entirely inside a FREE block.
  *
  * Address space: live blocks scattered over one device-sized range can leave no unmapped
- * stretch long enough for a large request although physical memory is free (H200, random
- * churn over the whole device: 486 "OOM despite free" with one range per pool). So a
+ * stretch long enough for a large request although physical memory is free. So a
  * request that fits no unmapped space of the pool's ranges opens a further range (VA is
  * plentiful: 2^47 bytes, one range per device's worth); the mapping's memory then comes
  * from free chunks unmapped elsewhere under pressure. Ranges that hold nothing mapped
@@ -16,8 +15,8 @@
  *
  * Reclaim, and why it is stream-local: a chunk can be unmapped only once the work queued
  * before its free completed, which only an event recorded on its own stream tells
- * without waiting (release.c), and moving memory between streams at every step stalled
- * a multi-stream loop (H200, 4 streams: 4.4k steps/s against 75k for classic). A stream
+ * without waiting (release.c), and moving memory between streams at every step stalls
+ * a multi-stream loop with an unmap per step. A stream
  * therefore retires only its own free chunks to stay under (1 + reclaim) x its peak
  * allocated (release.c unmaps them once their event completed, keeping the memory for
  * the next map), and takes other streams' chunks only when the device is out of memory
@@ -75,12 +74,10 @@ static void span_mark(vl_csegment *s, uintptr_t a, size_t size, int on)
 
 /* Spans are used only while reserved stays within this share of what the process can
  * reach, its reserved plus the device's free memory: a span is unmapped only whole, and
- * near that limit partly used spans strand memory. Measured against the device's total
- * instead (a quarter of it), fragmentation_churn's random churn in the last 16 GiB of a
- * filled device failed 37 requests despite free memory (sim; 141 on an H200), and
- * test_caching_expandable's churn over the last GiB of a 4 GiB device 123; against the
- * reach, a quarter left 2 of those, a sixth 1, an eighth none (the zoo's traces replay
- * with the same map calls and waste under all three: none reserves an eighth of 80 GiB). */
+ * near that limit partly used spans strand memory. The reach, not the device's total:
+ * where others hold most of the device, a share of the total lets spans cover all that
+ * is left. An eighth is the largest share at which churn near the reach fails only when
+ * memory is short (docs/caching-measured.md). */
 #define VL_SPAN_ROOM_DIV 8
 
 /* The most a fresh map at a may cover on the way to end (both chunk boundaries):
@@ -99,11 +96,10 @@ static size_t fresh_span(const vl_caching *c, const vl_csegment *s, uintptr_t a,
 
 /* Whether the rest of a range, from its first fresh map on (lending never resumes),
  * could be mapped with kept memory and the device's free memory; *reach gets reserved
- * + device free for fresh_span (one mem_info per range). Mapped chunk by chunk until
- * the device refused, then unmapped, a range that could not fit cost thousands of
- * calls near a full device: fragmentation_churn's bisection of the largest allocation
- * made 63,000 maps and as many unmaps in a quick run (sim), 5.6 s under expandable on
- * an H100 against 1 s under classic. Unknown free memory: the device decides. */
+ * + device free for fresh_span (one mem_info per range). Without this check, a range
+ * that could not fit would be mapped chunk by chunk until the device refused, then
+ * unmapped: thousands of calls near a full device (a bisection of the largest
+ * allocation, for instance). Unknown free memory: the device decides. */
 static int fresh_could_fit(const vl_caching *c, size_t rest, size_t *reach)
 {
     size_t free_bytes = 0, total = 0;
@@ -292,9 +288,7 @@ static int next_to_hole(const vl_cblock *b)
  * Two sweeps: first only blocks next to an unmapped hole (at most VL_RECLAIM_EDGE_PROBES
  * looked at), then any. Retiring chunks of a block next to a hole grows that hole; a
  * block between two live ones gets a new hole in its middle, with a partly used chunk
- * either side that only small requests can use, and those remnants were all the waste
- * at the GPT-2 trace's peak (sim: first-pass waste 1.020 -> 1.017, with split=hole
- * 1.013 -> 1.010; chunks mapped again in later passes 465 -> 342). */
+ * either side that only small requests can use: remnants that no reclaim can take. */
 static void reclaim_stream(vl_caching *c, vl_cstream *st, size_t bytes, const vl_cblock *keep1,
                            const vl_cblock *keep2, size_t *released, vl_cblock **list)
 {
@@ -535,9 +529,9 @@ static vl_cblock *top_free(const vl_csegment *s)
 
 /* The most blocks a range may have for consolidate_range to lay it out again: idle
  * moments can come at every free, so their work stays bounded (an idle range is FREE
- * blocks between holes). 33 takes in the GPT-2 trace's idle layouts and leaves the
- * transformer trace's (17-64 holes, so up to ~130 blocks) as they are: at 129 that
- * trace mapped 38% more chunks (sim, 5 passes 3,258 -> 4,508), at 33 3,200. */
+ * blocks between holes). Small idle layouts (a few holes) are packed; ranges with many
+ * holes are left as they are, since re-laying those maps more chunks than packing
+ * saves (docs/caching-measured.md). */
 #define VL_CONSOLIDATE_BLOCKS 33
 
 /* Fills the holes of range s below its top with the top's own chunks, lowest first, so

@@ -1,11 +1,9 @@
 /* Mapping spans of an expandable range: which chunks one map call covers.
  *
- * A map call costs the driver about the same whatever its size (H100: cuMemCreate
- * 12.6 us + cuMemMap 1 us + cuMemSetAccess 30 us from 2 to 64 MiB;
- * results/reference/h100-torch-verdict/vmm_cost.csv), so growth maps the chunks a
- * request needs with one call (a span, at most cfg.span bytes) instead of one call per
- * chunk: a cold trace replay on the H100 spent 0.19 s of its 0.25 s mapping 4,320 chunks
- * one by one. cuMemUnmap takes exactly what one map made, so a span is unmapped whole:
+ * A map call costs the driver about the same whatever its size, so growth maps the
+ * chunks a request needs with one call (a span, at most cfg.span bytes) instead of one
+ * call per chunk, which would dominate a cold pass (docs/caching-measured.md).
+ * cuMemUnmap takes exactly what one map made, so a span is unmapped whole:
  * reclaim gives back only spans that lie entirely inside a free block.
  *
  * Representation: two bitmaps over the range's granules (bit g = the granule at

@@ -4,8 +4,8 @@
  *
  * What it models, and why:
  *   - Capacity only, no external fragmentation: the CUDA driver remaps physical pages,
- *     so a plain allocation succeeds whenever enough bytes are free (measured on an H200:
- *     a 69.5 GiB cudaMalloc succeeded with free memory only in 256 MiB holes). mem_alloc fails with
+ *     so a plain allocation succeeds whenever enough bytes are free, even when no free
+ *     hole is as large as the request. mem_alloc fails with
  *     VL_DEV_OOM only past capacity.
  *   - Fake addresses from a bump pointer that never reuses a range: live allocations
  *     can never overlap, and a stale pointer can never alias a new one.
@@ -70,8 +70,8 @@ const vl_opt vl_device_sim_options[] = {
 /* One va_reserve. Invariant: mapped_bits has one bit per granule, set while that granule
  * belongs to a live map() range; start_bits (the second half of the same array) marks
  * the first granule of each live map() range, so "exactly one range a map call made"
- * is a check of neighbouring bits, with no table of ranges (a hash table of every
- * mapping was the sim's largest cost with 400k 2 MiB chunks mapped); mapped_bytes =
+ * is a check of neighbouring bits, with no table of ranges (a table of every mapping
+ * would be the sim's largest cost with hundreds of thousands of chunks mapped); mapped_bytes =
  * granularity * popcount(mapped_bits). */
 typedef struct sim_reservation {
     uint64_t base, size;

@@ -18,8 +18,8 @@
  * does not check a pluggable allocator's NULL: it raises no OutOfMemoryError, and the
  * first kernel that touches the tensor faults with an illegal memory access (with
  * deterministic algorithms on, torch.empty's fill is that kernel), which ends the CUDA
- * context. Seen on an H200 in torch-bench's paired mode, whose ballast asked for more
- * than was free (results/reference/h200-tradeoff-bd2cb7e/README.txt). Where that matters,
+ * context (torch-bench's paired mode hits it when its ballast asks for more than is
+ * free: docs/caching-measured.md). Where that matters,
  * load libvramlab_caching_raise.so with "vl_alloc_or_raise" instead of "vl_alloc"
  * (lib/torch/raise_on_oom.cpp, make plugin-raise): it raises a RuntimeError instead.
  *

@@ -22,8 +22,8 @@
  *   size-first  the same order, each at the lowest gap that holds it
  *   area-best   blocks by size x lifetime, largest first; smallest gap
  *   size-first-late  as size-first, but of blocks of one size the one freed last goes
- *               first (the order among equal sizes decides much: on a ViT's training
- *               period, 1.0216 x its peak in time order, 1.0129 freed-last first) */
+ *               first (the order among equal sizes decides much on periods with many
+ *               blocks of one size, such as a ViT's) */
 #ifndef VL_TRACE_LAYOUT_H
 #define VL_TRACE_LAYOUT_H
 
