@@ -756,7 +756,7 @@ try:
     p = subprocess.run(["make", "-C", ROOT, "--no-print-directory", "-n", "torch-bench", "TORCH_BENCH_DEPS=",
                         "ZOO=confirm"], capture_output=True, text=True,
                        env={k: v for k, v in os.environ.items() if k != "MAKEFLAGS"})
-    check("make torch-bench ZOO=confirm", p.returncode == 0 and "--zoo confirm" in p.stdout, p.stdout + p.stderr)
+    check("make torch-bench ZOO=confirm", p.returncode == 0 and "--zoo 'confirm'" in p.stdout, p.stdout + p.stderr)
 
     # make torch-bench passes RESUME=1 (and not RESUME=0) on as --resume
     for val, want in (("1", True), ("0", False)):
@@ -764,7 +764,7 @@ try:
                             "RUN=x", f"RESUME={val}"], capture_output=True, text=True,
                            env={k: v for k, v in os.environ.items() if k != "MAKEFLAGS"})
         check(f"make torch-bench RESUME={val}", p.returncode == 0 and ("--resume" in p.stdout) == want
-              and "--run-id x" in p.stdout, p.stdout + p.stderr)
+              and "--run-id 'x'" in p.stdout, p.stdout + p.stderr)
 
     # The whole driver on stand-ins for torch and the workloads (no GPU): processes per
     # round, JSON back, samples with equality, summary, conditions, figure. The plugin's
