@@ -418,4 +418,8 @@ else
     echo "results: $out/rep-1 .. rep-$repeat   summary over repetitions: $out/summary.csv"
 fi
 [ -z "$plots_later" ] || echo "$plots_later"
+# The report (report.md, report.html; scripts/report): a failure of it is one line, and
+# neither hides the results above nor changes this script's status.
+scripts/report "$out" 2>"$out/report.log" && rm -f "$out/report.log" ||
+    echo "bench: the report failed ($(tail -1 "$out/report.log")); the results stand; again: scripts/report $out"
 [ "$failed" -eq 0 ]

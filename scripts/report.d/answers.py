@@ -1,0 +1,239 @@
+"""Each program's answer on one run: the folk claim it tests, holds / does not hold /
+inconclusive and why, and the rows of the README's scenario table (findings block
+findings_table, scripts/findings.d) with their figures evaluated on this run, so the
+report phrases each scenario as the README does. No figure, no answer: a figure the run
+cannot give makes the answer "inconclusive: <why>"."""
+import os
+import re
+
+import figures
+import spec
+import vlresults
+import rankstats
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+FINDINGS = os.path.join(os.path.dirname(HERE), "findings.d")
+BLOCK = "findings_table"
+
+# The question each program answers, as the folk claim it puts to the test.
+CLAIMS = {
+    "async_free_race": "Freeing a buffer while another stream still uses it corrupts data (without record_stream).",
+    "retained_graph": "Keeping the loss tensor (not loss.item()) across iterations leaks memory.",
+    "out_of_place": "y = x + 1 needs twice the memory of x += 1, and in place is faster.",
+    "fragmentation_churn": "Fragmentation makes allocations fail although enough memory is free.",
+    "cache_hold": "A caching allocator keeps freed memory from other processes until it is trimmed.",
+    "pinned_copy": "cudaMemcpyAsync from pageable memory is synchronous; pinned memory makes it asynchronous.",
+    "fork_workers": "A process that forks after initialising CUDA cannot use CUDA in the child.",
+    "free_stall": "cudaFree waits for kernels running on other streams.",
+    "device0_pileup": "Workers on other GPUs also put a context on GPU 0.",
+    "ipc_hold": "An IPC handle keeps the whole segment of the block alive.",
+    "peer_access": "Copies between GPUs are slow without peer access.",
+    "graph_pool": "A CUDA graph per shape keeps its own memory.",
+    "stream_pools": "Allocating from many streams wastes memory.",
+    "context_cost": "Every CUDA context costs hundreds of MiB.",
+    "cublas_workspace": "cuBLAS allocates a workspace per stream.",
+    "pinned_rounding": "Pinned host allocations are rounded up.",
+    "alloc_latency": "cudaMalloc is slow; a caching allocator makes allocation cheap.",
+    "random_churn": "A caching allocator is faster than cudaMalloc under random allocation churn.",
+    "multi_stream": "A caching allocator keeps kernel throughput up when every step allocates.",
+    "replay": "A caching allocator replays a framework's allocation trace faster than cudaMalloc.",
+}
+
+
+class Missing(Exception):
+    """A figure this run cannot give (not measured, another tier, no such file)."""
+
+
+def _num(text):
+    """(low, high) of a figure as the findings format it ("1,234", "0.3-0.5", "-2")."""
+    parts = re.findall(r"[\u2212-]?[0-9][0-9,]*\.?[0-9]*(?:e[+-]?[0-9]+)?", text)
+    if not parts:
+        raise Missing(f"figure '{text}' is not a number")
+    vals = [float(p.replace(",", "").replace("\u2212", "-")) for p in parts[:2]]
+    return min(vals), max(vals)
+
+
+class Figures:
+    """The findings_table's figures, evaluated on demand on one folder of this run."""
+
+    def __init__(self, folder):
+        self.folder = folder
+        blocks = {b.name: b for b in spec.load(os.path.join(FINDINGS, "figures.tsv"))}
+        self.spec = {f.name: f for f in blocks[BLOCK].figures}
+        self.done = {}
+
+    def text(self, name):
+        if name not in self.done:
+            try:
+                # legacy: the stored reference runs predate COMPLETE; the header says which runs lack it
+                self.done[name] = figures.evaluate(self.spec[name], self.folder, figures.Source(), True)
+            except (spec.SpecError, vlresults.BadInput, KeyError, ValueError, ZeroDivisionError) as e:
+                where = str(e).replace(self.folder + "/", "").replace(self.folder, "the run folder")
+                self.done[name] = Missing(where)
+        v = self.done[name]
+        if isinstance(v, Exception):
+            raise v
+        return v
+
+    def num(self, name):
+        return _num(self.text(name))
+
+
+def table_rows():
+    """[(scenario, allocator, bad, fixed, folklore)] of the findings_table template, the
+    scenario carried down to its continuation rows."""
+    rows, scenario = [], ""
+    with open(os.path.join(FINDINGS, "blocks", BLOCK + ".md")) as f:
+        for line in f.read().splitlines()[2:]:
+            cells = [c.strip() for c in line.strip().strip("|").split(" | ")]
+            if len(cells) != 5:
+                continue
+            scenario = cells[0] or scenario
+            rows.append((scenario, *cells[1:]))
+    return rows
+
+
+def fill(template, figs):
+    """The template with its {figures} from this run; Missing names the first it lacks."""
+    return re.sub(r"\{([a-z0-9_]+)\}", lambda m: figs.text(m.group(1)), template)
+
+
+# The rules that decide a claim from this run's figures: each returns (holds?, why).
+def _afr(f):
+    bad = max(f.num("afr_async_bad")[1], f.num("afr_caching_bad")[1])
+    fixed = max(f.num("afr_async_fixed")[1], f.num("afr_caching_fixed")[1])
+    return bad > 0 and fixed == 0, (f"{bad:.0f} corrupted trials without a dependency, {fixed:.0f} with one"
+                                    " (async, caching)")
+
+
+def _rg(f):
+    leak, item = f.num("rg_leak_gb"), f.num("rg_item_slope")
+    return leak[0] > 0 and item[1] < 1, f"keeping the loss: +{leak[0]:.2f} GB per iteration; loss.item(): slope {item[1]:.0f} B"
+
+
+def _oop(f):
+    add, inplace = f.num("oop_peak_add"), f.num("oop_peak_inplace")
+    return add[0] > inplace[1], f"peak {add[0]:.1f}x the input out of place against {inplace[1]:.1f}x in place"
+
+
+def _fc(f):
+    ooms = f.num("fc_caching_ooms")[1]
+    return ooms > 0, f"caching: {ooms:.0f} OOMs despite free memory (largest allocation {f.text('fc_caching_largest')} of free)"
+
+
+def _ch(f):
+    held, trim = f.num("ch_held_gb"), f.num("ch_trim_gb")
+    return held[0] > 0.1 and trim[0] > 0.1, f"{f.text('ch_held_gb')} GB stay reserved after every free; trim gives back {f.text('ch_trim_gb')} GB"
+
+
+def _pc(f):
+    call, copy = f.num("pg_call_256")[0], f.num("pg_copy_256")[0]
+    return call >= 0.5 * copy, f"a pageable 256 MiB cudaMemcpyAsync returns after {call:.2f} of {copy:.2f} ms; pinned in {f.text('pin_call')} us"
+
+
+def _fs(f):
+    stall = f.num("raw_stall_50ms")[0]
+    return stall >= 25, f"raw cudaFree during a 50 ms kernel on another stream: {stall:.1f} ms"
+
+
+def _fw(f):
+    # The failure is a status, not a number: read from the first_calls rows of the CSV.
+    path = os.path.join(f.folder, "fork_workers.default.csv")
+    try:
+        _, header, rows = vlresults.read_csv(path)
+        recs = [dict(zip(header, r)) for r in rows if len(r) == len(header)]
+    except (vlresults.BadInput, OSError) as e:
+        raise Missing(f"fork_workers.default.csv: {e}")
+    calls = [r for r in recs if r.get("test") == "first_calls"]
+    if not calls:
+        raise Missing("no first_calls rows in fork_workers.default.csv")
+    bad = [r["call"] for r in calls if r.get("role") == "bad" and r.get("status") == "error"]
+    fixed = [r["call"] for r in calls if r.get("role") == "fixed" and r.get("status") == "error"]
+    return bool(bad) and not fixed, (f"after fork, {len(bad)} of the first calls failed in the child (first: "
+                                     f"{bad[0] if bad else 'none'}); fork before init and fork+exec: {len(fixed)} failed;"
+                                     f" each extra process costs {f.text('per_worker_mib')} MiB")
+
+
+RULES = {"async_free_race": _afr, "retained_graph": _rg, "out_of_place": _oop, "fragmentation_churn": _fc,
+         "cache_hold": _ch, "pinned_copy": _pc, "free_stall": _fs, "fork_workers": _fw}
+# Benchmarks: the claim "caching beats cudaMalloc", decided row by row on the key
+# measurement (lower is better for times, higher for rates).
+BENCH_CLAIM = {"alloc_latency", "random_churn", "multi_stream", "replay"}
+
+
+class Answer:
+    def __init__(self, prog):
+        self.prog, self.claim = prog, CLAIMS.get(prog, f"What {prog} measures (no folk claim recorded for it).")
+        self.verdict, self.why = "inconclusive", ""
+        self.rows, self.missing = [], []  # findings rows filled on this run; those it could not fill
+
+    @property
+    def sentence(self):
+        return f"{self.verdict}: {self.why}" if self.why else self.verdict
+
+
+def metric_summary(m):
+    """(value, low, high, how) of a metric: with repetitions the median over them with its
+    signed-rank interval (scripts/compare.d/rankstats), else the in-process p25..p75."""
+    if len(m.samples) > 1:
+        est = rankstats.quantile_median(m.samples)
+        _, lo, hi, cov = rankstats.signed_rank_interval(m.samples)
+        return est, lo, hi, f"median of {len(m.samples)} repetitions, {cov:.0%} interval"
+    return m.value, m.lo, m.hi, "p25..p75 in the process" if m.lo is not None else "one value"
+
+
+def _bench_answer(ans, data):
+    col, rows, cells, _ = data.key_table(ans.prog)
+    raw = [f for f in cells if data.tag(ans.prog, f) == "raw"]
+    caching = [f for f in cells if data.tag(ans.prog, f) == "caching"]
+    if not raw or not caching or not col:
+        ans.why = "no raw and caching results on the device to compare" + (f" (column {col})" if col else "")
+        return
+    higher = col.endswith("_per_s")
+    wins = total = 0
+    for r in rows:
+        a, b = cells[raw[0]].get(r), cells[caching[0]].get(r)
+        if a is None or b is None:
+            continue
+        total += 1
+        wins += (b.value > a.value) if higher else (b.value < a.value)
+    if not total:
+        ans.why = f"no row measured {col} for both raw and caching"
+        return
+    ans.verdict = "holds" if wins == total else ("does not hold" if wins == 0 else "inconclusive")
+    ans.why = f"caching {'above' if higher else 'below'} raw on {col} in {wins} of {total} rows"
+
+
+def answer(data, prog):
+    """The Answer for one program of a run (collect.RunData)."""
+    ans = Answer(prog)
+    figs = Figures(data.reps[0])
+    rows = [r for r in table_rows() if r[0] == prog]
+    for _, alloc, bad, fixed, folk in rows:
+        try:
+            ans.rows.append((alloc, fill(bad, figs), fill(fixed, figs), fill(folk, figs)))
+        except Missing as e:
+            ans.missing.append((alloc, str(e)))
+    if prog in RULES:
+        # Decided on every repetition: an answer that differs between them is inconclusive.
+        outcomes = []
+        for rep in data.reps:
+            try:
+                outcomes.append(RULES[prog](figs if rep == data.reps[0] else Figures(rep)))
+            except Missing as e:
+                outcomes.append((None, f"a figure it needs is missing: {e}"))
+        verdicts = {h for h, _ in outcomes}
+        holds = verdicts.pop() if len(verdicts) == 1 else None
+        ans.verdict = {True: "holds", False: "does not hold", None: "inconclusive"}[holds]
+        ans.why = outcomes[0][1]
+        if len(outcomes) > 1:
+            n = sum(1 for h, _ in outcomes if h)
+            ans.why = (f"holds in {n} of {len(outcomes)} repetitions; " if holds is None and len(verdicts) > 0
+                       else f"the same in all {len(outcomes)} repetitions; ") + "repetition 1: " + ans.why
+    elif prog in BENCH_CLAIM:
+        _bench_answer(ans, data)
+    else:
+        ans.why = "no rule decides this claim from the figures; the measurements are below"
+    if data.simulated_only(prog):
+        ans.why += " (simulated device)"
+    return ans
