@@ -37,6 +37,13 @@ CLAIMS = {
     "random_churn": "A caching allocator is faster than cudaMalloc under random allocation churn.",
     "multi_stream": "A caching allocator keeps kernel throughput up when every step allocates.",
     "replay": "A caching allocator replays a framework's allocation trace faster than cudaMalloc.",
+    "vmm_wait": "Virtual-memory calls (cuMemMap, cuMemUnmap: expandable segments) wait for the GPU's queued work.",
+    "lookup_scaling": "An allocation gets slower as the allocator's tables grow (more cached blocks, more streams).",
+}
+# Programs that measure without putting a folk claim to the test: what they measure.
+NO_CLAIM = {
+    "torch_alloc_compare": ("measures cache-hit alloc+free pairs and a 10,000-slot churn of PyTorch's, "
+                            "cudaMallocAsync's and vramlab's allocators side by side; no folk claim to decide"),
 }
 
 
@@ -154,8 +161,177 @@ def _fw(f):
                                      f" each extra process costs {f.text('per_worker_mib')} MiB")
 
 
+def _rows(f, pattern):
+    """[(file, {column: cell})] of the run's CSVs matching pattern; Missing if none."""
+    import glob
+    out = []
+    for path in sorted(glob.glob(os.path.join(f.folder, pattern))):
+        if path.endswith(".sim.csv"):
+            continue
+        try:
+            _, header, rows = vlresults.read_csv(path)
+        except (vlresults.BadInput, OSError) as e:
+            raise Missing(f"{os.path.basename(path)}: {e}")
+        out += [(os.path.basename(path), dict(zip(header, r))) for r in rows if len(r) == len(header)]
+    if not out:
+        raise Missing(f"no {pattern} in the run folder")
+    return out
+
+
+def _pick(rows, what, **want):
+    """The rows whose cells equal want; Missing names what the rule needed."""
+    got = [r for _, r in rows if all(r.get(k) == v for k, v in want.items())]
+    if not got:
+        raise Missing(f"no {what} rows (" + ",".join(f"{k}={v}" for k, v in want.items()) + ")")
+    return got
+
+
+def _f(row, col):
+    try:
+        return float(row[col])
+    except (KeyError, ValueError, TypeError):
+        raise Missing(f"column {col} empty or absent")
+
+
+MIB = 1048576
+
+
+def _ipc(f):
+    rows = _rows(f, "ipc_hold.caching.csv")
+    held = _pick(rows, "hold/consumer_holds", section="hold", variant="consumer_holds", status="ok")[0]
+    closed = _pick(rows, "hold/consumer_closed", section="hold", variant="consumer_closed", status="ok")[0]
+    block, seg, kept = _f(held, "block_bytes"), _f(held, "allocation_bytes"), _f(held, "held_while_shared_bytes")
+    freed = _f(closed, "held_while_shared_bytes")
+    # holds: more than the block stays (the segment); does not: at most the block
+    return kept > block, (
+        f"caching: a consumer holding the handle of a {block / MIB:.0f} MiB block keeps {kept / MIB:.0f} MiB"
+        f" after the producer freed it and trimmed (the segment: {seg / MIB:.0f} MiB); handle closed: {freed:.0f} B")
+
+
+def _gp(f):
+    rows = _rows(f, "graph_pool.*.csv")
+    per = _pick(rows, "graph_mem/graph_per_shape", section="graph_mem", variant="graph_per_shape", status="ok")
+    last = max(per, key=lambda r: _f(r, "graphs"))
+    n, alive, largest, reserved = (_f(last, c) for c in ("graphs", "alive_shape_bytes", "shape_bytes", "graph_reserved_bytes"))
+    # per shape: reserved near the sum of the shapes alive; shared: near the largest (10% tolerance)
+    own = reserved >= 0.9 * alive
+    shared = reserved <= 1.1 * largest
+    return (True if own else False if shared else None), (
+        f"{n:.0f} graphs, one per shape, with {alive / MIB:,.0f} MiB of allocations alive reserve"
+        f" {reserved / MIB:,.0f} MiB of graph memory, the largest shape's {largest / MIB:,.0f} MiB: the driver shares it between graphs")
+
+
+def _pr(f):
+    rows = _rows(f, "pinned_rounding.default.csv")
+    bad = _pick(rows, "hold/pow2_cache", test="hold", variant="pow2_cache", status="ok")[0]
+    fixed = _pick(rows, "hold/exact_cache", test="hold", variant="exact_cache", status="ok")[0]
+    ratio, exact = _f(bad, "held_over_requested"), _f(fixed, "held_over_requested")
+    req = _f(bad, "requested_bytes")
+    os_bad, os_fixed = _f(bad, "mem_free_drop_bytes"), _f(fixed, "mem_free_drop_bytes")
+    # holds: the cache pins >5% over the request and the OS sees more pinned than for exact sizes
+    holds = ratio > 1.05 and os_bad > 1.05 * os_fixed
+    notat = ratio <= 1.05
+    return (True if holds else False if notat else None), (
+        f"a power-of-two pinned cache pins {ratio:.2f}x the {req / 2**30:.1f} GiB requested (exact sizes {exact:.2f}x);"
+        f" MemFree drops {os_bad / 2**30:.2f} against {os_fixed / 2**30:.2f} GiB")
+
+
+def _cc(f):
+    rows = _rows(f, "context_cost.default.csv")
+    lazy = _pick(rows, "context/lazy", test="context", variant="lazy", status="ok")[0]
+    eager = [r for _, r in rows if r.get("test") == "context" and r.get("variant") == "eager+cublas" and r.get("status") == "ok"]
+    procs = _pick(rows, "processes/lazy", test="processes", variant="lazy", status="ok")
+    most = max(procs, key=lambda r: _f(r, "workers"))
+    cost, per = _f(lazy, "per_process_bytes") / MIB, _f(most, "per_process_bytes") / MIB
+    # "hundreds of MiB": at least 200 MiB holds, under 100 does not, in between undecided
+    verdict = True if cost >= 200 else False if cost < 100 else None
+    return verdict, (f"a lazy context costs {cost:,.0f} MiB" +
+                     (f" (eager with cuBLAS {_f(eager[0], 'per_process_bytes') / MIB:,.0f} MiB)" if eager else "") +
+                     f"; {_f(most, 'workers'):.0f} processes at once pay {per:,.0f} MiB each")
+
+
+def _cw(f):
+    rows = _rows(f, "cublas_workspace.default.csv")
+    st = _pick(rows, "streams/default", test="streams", variant="default", status="ok")
+    by = sorted(st, key=lambda r: _f(r, "count"))
+    if len(by) < 2:
+        raise Missing("fewer than 2 streams/default rows")
+    one, most = by[0], by[-1]
+    extra = (_f(most, "device_used_bytes") - _f(one, "device_used_bytes")) / (_f(most, "count") - _f(one, "count")) / MIB
+    hd = sorted(_pick(rows, "handles/default", test="handles", variant="default", status="ok"), key=lambda r: _f(r, "count"))
+    per_handle = _f(hd[-1], "per_unit_bytes") / MIB
+    # a workspace per stream: each further stream adds >= 16 MiB (Hopper's is 32 MiB);
+    # under 4 MiB (two 2 MiB pages of noise) it does not; in between undecided
+    verdict = True if extra >= 16 else False if extra < 4 else None
+    return verdict, (f"each stream beyond the first adds {extra:.1f} MiB ({_f(one, 'device_used_bytes') / MIB:.0f} MiB"
+                     f" at 1 stream, {_f(most, 'device_used_bytes') / MIB:.0f} MiB at {_f(most, 'count'):.0f});"
+                     f" each handle costs {per_handle:.0f} MiB")
+
+
+def _sp(f):
+    rows = _rows(f, "stream_pools.caching.csv")
+    def at(variant):
+        got = _pick(rows, f"{variant} stream_pools.caching", variant=variant)
+        return max(got, key=lambda r: _f(r, "streams"))
+    bad, fixed = at("per_stream"), at("alloc_stream")
+    if bad["streams"] != fixed["streams"]:
+        raise Missing(f"per_stream and alloc_stream at different stream counts ({bad['streams']}, {fixed['streams']})")
+    one = min(_pick(rows, "per_stream", variant="per_stream"), key=lambda r: _f(r, "streams"))
+    rb, rf, r1 = _f(bad, "reserved_over_requested"), _f(fixed, "reserved_over_requested"), _f(one, "reserved_over_requested")
+    ob, of = _f(bad, "ooms"), _f(fixed, "ooms")
+    # wastes: reserves >5% more than one allocation stream, or runs out of the budget more often
+    more, lesser = rb > 1.05 * rf or ob > of, rb <= 1.05 * rf and ob <= of
+    return (True if more else False if lesser else None), (
+        f"caching, {bad['streams']} streams: reserved {rb:.2f}x requested and {ob:.0f} OOMs allocating per stream,"
+        f" {rf:.2f}x and {of:.0f} OOMs from one allocation stream ({r1:.2f}x on 1 stream)")
+
+
+def _vw(f):
+    rows = _rows(f, "vmm_wait.default.csv")
+    calls = [r for _, r in rows if r.get("call") not in ("none", None)]
+    if not calls:
+        raise Missing("no VMM call rows in vmm_wait.default.csv")
+    worst = max(calls, key=lambda r: _f(r, "call_median_us") / _f(r, "kernel_us"))
+    frac = _f(worst, "call_median_us") / _f(worst, "kernel_us")
+    done = sum(1 for r in calls if r.get("event_done_after") not in ("0", "", None))
+    # waits: a call takes half the queued kernel or more, or finds the event done after it
+    waits, beside = frac >= 0.5 or done > 0, frac < 0.1 and done == 0
+    return (True if waits else False if beside else None), (
+        f"the slowest VMM call, {worst['call']} on {worst['stream']}, takes {_f(worst, 'call_median_us'):,.0f} us"
+        f" (median) beside a {_f(worst, 'kernel_us') / 1000:,.0f} ms kernel; the kernel was done after {done} of"
+        f" {len(calls)} calls")
+
+
+def _ls(f):
+    import glob
+    paths = sorted(glob.glob(os.path.join(f.folder, "lookup_scaling.caching.sim.csv")) or
+                   glob.glob(os.path.join(f.folder, "lookup_scaling.caching.csv")))
+    if not paths:
+        raise Missing("no lookup_scaling.caching.sim.csv in the run folder")
+    _, header, body = vlresults.read_csv(paths[0])
+    recs = [dict(zip(header, r)) for r in body if len(r) == len(header)]
+    parts, grow = [], []
+    for case, unit in (("cached", "cached block"), ("streams", "stream")):
+        got = sorted((r for r in recs if r.get("case") == case), key=lambda r: _f(r, "count"))
+        if len(got) < 2:
+            raise Missing(f"fewer than 2 case={case} rows in {os.path.basename(paths[0])}")
+        lo, hi = got[0], got[-1]
+        ratio = _f(hi, "alloc_median_ns") / _f(lo, "alloc_median_ns")
+        grow.append(ratio)
+        parts.append(f"{case}: median {_f(lo, 'alloc_median_ns'):,.0f} ns at {_f(lo, 'count'):,.0f} {unit}{'' if _f(lo, 'count') == 1 else 's'},"
+                     f" {_f(hi, 'alloc_median_ns'):,.0f} ns at {_f(hi, 'count'):,.0f} ({ratio:.1f}x)")
+    # slower: the median at the largest count is 2x or more that at the smallest, in a case
+    slower, flat = max(grow) >= 2, max(grow) < 1.25
+    return (True if slower else False if flat else None), "; ".join(parts)
+
+
+RULES_NEW = {"ipc_hold": _ipc, "graph_pool": _gp, "pinned_rounding": _pr, "context_cost": _cc,
+             "cublas_workspace": _cw, "stream_pools": _sp, "vmm_wait": _vw, "lookup_scaling": _ls}
+
+
 RULES = {"async_free_race": _afr, "retained_graph": _rg, "out_of_place": _oop, "fragmentation_churn": _fc,
-         "cache_hold": _ch, "pinned_copy": _pc, "free_stall": _fs, "fork_workers": _fw}
+         "cache_hold": _ch, "pinned_copy": _pc, "free_stall": _fs, "fork_workers": _fw,
+         **RULES_NEW}
 # Benchmarks: the claim "caching beats cudaMalloc", decided row by row on the key
 # measurement (lower is better for times, higher for rates).
 BENCH_CLAIM = {"alloc_latency", "random_churn", "multi_stream", "replay"}
@@ -219,7 +395,9 @@ def answer(data, prog):
         outcomes = []
         for rep in data.reps:
             try:
-                outcomes.append(RULES[prog](figs if rep == data.reps[0] else Figures(rep)))
+                held, why = RULES[prog](figs if rep == data.reps[0] else Figures(rep))
+                # a rule's None: the figures fall between its thresholds (its tolerance)
+                outcomes.append((held, why if held is not None else "within the rule's tolerance, neither way: " + why))
             except Missing as e:
                 outcomes.append((None, f"a figure it needs is missing: {e}"))
         verdicts = {h for h, _ in outcomes}
@@ -232,6 +410,8 @@ def answer(data, prog):
                        else f"the same in all {len(outcomes)} repetitions; ") + "repetition 1: " + ans.why
     elif prog in BENCH_CLAIM:
         _bench_answer(ans, data)
+    elif prog in NO_CLAIM:
+        ans.why = NO_CLAIM[prog]
     else:
         ans.why = "no rule decides this claim from the figures; the measurements are below"
     if data.simulated_only(prog):

@@ -156,5 +156,33 @@ check "... there" 0 test -f "$tmp/results/sim1/report.md"
 check "make report A= B=" 0 make --no-print-directory report A=sim1 B=sim1
 check "make report: neither RUN nor A B" 2 make --no-print-directory report
 
-checks_report report
+# The fresh H200 run (make bench at 717dd2d, stored as results/reference/h200-bench-717dd2d):
+# every program that ran has an answer decided by a rule, with the expected verdicts; a
+# copy whose CSVs are edited so four claims fail answers "does not hold" for each of them,
+# and inconclusive, naming what is missing, where the rows a rule needs are gone.
+rules=tests/report/check_rules.py
+ref=${VL_BENCH_REF:-results/reference/h200-bench-717dd2d} # VL_BENCH_REF: another copy of it
+if [ -d "$ref" ]; then
+    check "report h200-bench-717dd2d" 0 scripts/report --out "$tmp/rep-bench" "$ref"
+    check "h200-bench-717dd2d: report checks" 0 python3 $chk "$ref" "$tmp/rep-bench"
+    check "h200-bench-717dd2d: every claim decided by a rule" 0 python3 $rules answers "$ref" "$tmp/rep-bench"
+    check "h200-bench-717dd2d: the new rules' verdicts" 0 python3 $rules verdicts "$tmp/rep-bench" \
+        ipc_hold=holds stream_pools=holds context_cost=holds pinned_rounding=holds lookup_scaling=holds \
+        graph_pool="does not hold" cublas_workspace="does not hold" vmm_wait="does not hold" \
+        torch_alloc_compare=inconclusive
+    check "... torch_alloc_compare: no folk claim, said so" 0 grep -q "^| torch_alloc_compare | \*\*inconclusive\*\* | measures .*; no folk claim to decide |$" "$tmp/rep-bench/report.md"
+    check "mutated copy" 0 python3 $rules mutate "$ref" "$tmp/results/bench-mut"
+    check "mutated copy: report" 0 scripts/report --out "$tmp/rep-mut" "$tmp/results/bench-mut"
+    check "mutated copy: report checks" 0 python3 $chk "$tmp/results/bench-mut" "$tmp/rep-mut"
+    check "mutated copy: four claims fail" 0 python3 $rules verdicts "$tmp/rep-mut" ipc_hold="does not hold" \
+        stream_pools="does not hold" context_cost="does not hold" pinned_rounding="does not hold"
+    check "mutated copy: a missing figure named" 0 grep -q "^| vmm_wait | \*\*inconclusive\*\* | a figure it needs is missing: no VMM call rows in vmm_wait.default.csv |$" "$tmp/rep-mut/report.md"
+    check "mutated copy: the others unchanged" 0 python3 $rules verdicts "$tmp/rep-mut" lookup_scaling=holds \
+        graph_pool="does not hold" async_free_race=holds
+else
+    echo "SKIP: $ref absent: the rules' checks on the fresh H200 run (and its mutated copy) not run"
+    skipped=1
+fi
+
+checks_report report ${skipped:-0}
 [ "$failures" -eq 0 ]
