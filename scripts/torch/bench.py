@@ -1,75 +1,18 @@
 #!/usr/bin/env python3
 """make torch-bench: the PyTorch workload zoo under several allocators, a process a sample.
 
-The zoo (zoo.py: its workloads and their two halves, tune and confirm; workloads.py, size
-"bench") runs one fresh process per sample (PyTorch reads its allocator settings once).
-The default columns are torch, torch-expandable, vramlab and vramlab-expandable:
-
-  torch               PyTorch's caching allocator, default settings: the speed reference
-  torch-expandable    PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True
-  torch-async         PYTORCH_CUDA_ALLOC_CONF=backend:cudaMallocAsync
-  vramlab             libvramlab_caching.so, VRAMLAB_ALLOC=caching (classic)
-  vramlab-expandable  the same with caching:segments=expandable
-  rmm-pool, rmm-async RAPIDS RMM through the same plugin (VRAMLAB_ALLOC=rmm:...; the
-                      shim build/lib/libvramlab_peer_rmm.so from `make peers`); skipped,
-                      with the reason in conditions.txt, where the shim is not built
-  --define NAME=SPEC  one more plugin allocator, VRAMLAB_ALLOC=SPEC, run where
-                      --allocators names it (an A/B of a caching option:
-                      --define hole=caching:segments=expandable,split=hole
-                      --allocators vramlab,vramlab-expandable,hole)
-  A+B                 (in --allocators; A and B plugin allocators) both in one process:
-                      the plugin's paired mode (VRAMLAB_ALLOC_B), the steps served by
-                      every step run twice with the same shapes, one run served by A and
-                      one by B (A B, B A, ...), so that B's step time is compared with
-                      A's on the same step inside each process, without the
-                      process-to-process spread (paired_ratio: the median over steps of
-                      B's time over A's). Its peaks and device calls mix both
-                      allocators: no waste or maps figure; its results (two runs per
-                      step) are not compared. The verdict never uses it.
-
-Processes run one at a time, interleaved: every round runs each workload under every
-allocator, the allocators' order rotated by one each round. Per process: step times
-(torch.cuda.synchronize() after each step, host monotonic clock; the median over the
-steps after the warm-up), peak allocated / reserved / requested from the allocator's own
-counters (torch.cuda.memory_stats for PyTorch's, vl_torch_stat for the plugin, whose
-figures for rmm-* are the RMM shim's), device memory in use (cudaMemGetInfo) before,
-at most (sampled after every step) and at the end, the time spent inside the plugin's
-vl_alloc / vl_free per step (plugin allocators: VRAMLAB_TIME=1, two clock reads per
-call, the same for all of them), the allocator's device map and unmap calls per step
-(vl_torch_stat device_allocs / device_frees, memory_stats num_device_alloc /
-num_device_free; empty where not counted), and the results (losses, token sums),
-compared with PyTorch-default's, and host probes (host_probe.py: before and after the
-workload, and after every step outside its timed window). Deterministic algorithms, no cuDNN autotuning,
-no fused attention kernels (their backward passes use atomics): equal results are the
-expected outcome. Statistics and verdict: bench_stats.py.
-
-Out: results/torch-bench/RUN_ID/{samples.csv, summary.csv, verdict.csv, report.txt, zoo.md,
-conditions.txt, torch_bench.summary.csv and torch_zoo.summary.csv (for `make plots`),
-logs/, plots/}. samples.csv
-grows by one row as each process ends (appended and flushed in one write), so a run
-cut short keeps every finished process; the summary comes at the end.
+The zoo (zoo.py, workloads.py) runs one fresh process per sample, interleaved: every
+round runs each workload under every allocator (default columns torch,
+torch-expandable, vramlab, vramlab-expandable; also torch-async, rmm-pool, rmm-async,
+--define NAME=SPEC and paired A+B), the order rotated each round. Statistics and
+verdict: bench_stats.py. Out: results/torch-bench/RUN_ID/ (samples.csv, summary.csv,
+verdict.csv, report.txt, ...). docs/torch-bench.md, section "scripts/torch/bench.py",
+has the columns, what each process measures, and the options in full.
   bench.py [--quick] [--zoo tune|confirm|all] [--rounds N] [--workloads a,b] [--allocators a,b]
-           [--define NAME=SPEC]... [--run-id ID] [--budget S]
-                               --zoo: the half of the zoo to run (default all; --quick: a
-                               few workloads at size tiny); --workloads names them instead
-  bench.py --run-id ID --resume [same options]
-                               continues run ID: the (round, workload, allocator) processes
-                               its samples.csv has with status ok are skipped, failed ones
-                               run again, the rest of the same schedule runs; then all its
-                               rows are summarized. conditions.txt has a line per part
-                               (date, git revision, host). Without --resume, a run ID whose
-                               samples.csv has rows is refused (exit 2).
-  bench.py --summarize DIR     recomputes the summary of DIR/samples.csv (no torch needed)
-  bench.py --dry-run           prints the schedule ("(done)" where the run ID has the sample)
-  bench.py --check             exit 0 where torch and a GPU are, else 77 with one line
-A split run: each call time-boxed with --budget (make torch-bench BUDGET=540 RUN=x ...),
-the next ones with --resume (RESUME=1), until no "(the rest)" line is left in conditions.txt.
-SIGTERM, SIGINT or SIGHUP (timeout(1), Ctrl-C) stop the run: the running process is
-terminated (killed 5 s later), leaves no row, and the driver writes the summary of what
-it has (no figure) and exits 124.
+           [--define NAME=SPEC]... [--run-id ID] [--budget S] [--resume]
+  bench.py --summarize DIR | --dry-run | --check
 Exit: 0; 1 when a process failed; 2 usage; 77 (one line) without torch or a GPU;
-124 stopped by a signal (samples.csv holds the finished processes: --resume).
-"""
+124 stopped by a signal (samples.csv holds the finished processes: --resume)."""
 import argparse
 import csv
 import json

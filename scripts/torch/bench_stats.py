@@ -2,101 +2,14 @@
 in plain Python: no torch, numpy or GPU, so `make test` checks them on synthetic rows.
 
 One sample is one process: one workload run once under one allocator. Per
-(workload, allocator) the summary gives
-  step_ms        the median over processes of each process's median step time, with a
-                 distribution-free interval for that median (order statistics; with
-                 fewer than 6 processes the widest, min..max, whose coverage is below
-                 95%: step_ms_ci says the coverage reached);
-  ratio          step time against PyTorch's default allocator (REFERENCE): the
-                 Hodges-Lehmann shift of log step times between the processes, exp'd, with
-                 its Moses 95% interval (the Mann-Whitney rank-sum interval,
-                 scripts/compare.d/rankstats.py), and the Mann-Whitney p-value. Empty for
-                 the reference itself, and the bounds empty where the processes are too
-                 few to bound a 95% interval (3 against 3 cannot: 4 against 4 is the
-                 least; ratio_ci is the nominal 0.95, the exact coverage is at least
-                 that: 97.1% at 4 against 4). speed says what the interval shows
-                 against SPEED_LIMIT: "ok" (its upper end <= 1.03), "slower" (its lower
-                 end > 1.03) or "inconclusive" (neither: the processes cannot resolve
-                 +-3%). Where 6 or more rounds (PAIRED_MIN_ROUNDS) have an ok process on
-                 both sides, the ratio is round-paired instead (ratio_basis says which):
-                 each round runs a workload's allocators back to back (bench.schedule),
-                 so a round is a block, and the ratio is the Hodges-Lehmann pseudo-median
-                 of the rounds' log ratios with its Wilcoxon signed-rank interval
-                 (ratio_ci its exact coverage, ratio_p the signed-rank p-value). What
-                 drifts between rounds (the VM, the host) leaves the round's ratio:
-                 on an H200 run whose PyTorch processes drifted from 36 to 30 ms over 12
-                 rounds (results/reference/h200-zoo-tradeoff-unet-vit-c60ddc9, vit) the
-                 interval of the mean step's ratio went from [0.993, 1.133] between
-                 processes to [1.003, 1.086] round-paired. rounds_paired counts the
-                 rounds paired; ratio_between* keep the between-process figures;
-  ratio_mean     the same ratio over each process's mean step time (its timed steps'
-                 wall time over their number: what an epoch takes), with its interval. The
-                 median step hides steps that are rare but slow, such as those in which an
-                 allocator maps memory for a new largest shape; the mean carries them. speed
-                 judges both: "ok" only where both upper ends are <= 1.03, "slower" where
-                 either lower end is above it;
-  ratio_adj, ratio_mean_adj, speed_adj
-                 the two ratios adjusted for the host probe (PROBE, host_probe.py: host
-                 speed measured after every step, outside its timed window), by analysis
-                 of covariance on logs (scripts/compare.d/covariate.py: one slope for both
-                 sides, Student-t 95% interval); adj_slope, adj_sd_raw and adj_sd are the
-                 slope and the spread of log step times before and after, and
-                 procs_needed_adj the processes a side that spread would need for +-3%
-                 (as procs_needed, without the rank factor), adj_shuffled_excl the
-                 share of SHUFFLES label shuffles whose interval excludes 1 (its
-                 calibration on the run itself: near 0.05 it keeps its level). On the H100 run
-                 it was chosen on (results/reference/h100-zoo-probe-2c654c3) it cut the
-                 spread 1.2-2.8x on 9 of 13 workloads, and its interval excluded 1 in 6%
-                 of label shuffles at 4 a side (slightly liberal); on an H200 run it was
-                 not chosen on (results/reference/h200-zoo-tradeoff-0852205) the spread
-                 fell on 10 of 11 and the share was 5.8%. A diagnostic, never the
-                 verdict; empty where a process lacks the probe;
-  procs_needed   how many processes a side would bound the ratio to +-3% (an interval of
-                 half-width ln 1.03 around a ratio of 1) at the spread these processes
-                 show: 2 (z s / ln 1.03)^2 / 0.955, s the pooled standard deviation of the
-                 log step times of both allocators, z the normal 97.5% point, 0.955 the
-                 rank interval's efficiency against the t interval (3/pi); a guide to the
-                 next run, never part of the verdict. Empty with fewer than 2 a side.
-                 Round-paired, the rounds instead: (z s / ln 1.03)^2 / 0.955, s the
-                 spread of the rounds' log ratios (rounds_needed);
-  alloc_ms       time inside the allocator's entry points per step (plugin allocators,
-                 VRAMLAB_TIME=1: host clock around each vl_alloc / vl_free), the median
-                 over processes of each process's median over its timed steps;
-                 alloc_ms_mean the same with each process's mean: relocation that maps
-                 in a few steps shows there and not in the median;
-  maps_per_step, unmaps_per_step
-                 the allocator's device calls per timed step: for the plugin its
-                 device_allocs / device_frees (vl_torch_stat), for PyTorch's allocators
-                 memory_stats()'s num_device_alloc / num_device_free; the median over
-                 processes; empty where the allocator does not count them;
-  device_used_bytes
-                 device memory in use (cudaMemGetInfo) at most, minus before the first
-                 allocation: what the process took from the device, allocator included;
-  pairs          A+B rows (both allocators in one process, each step run twice, once
-                 by each): ratio is B against A inside the processes (the Hodges-Lehmann
-                 pseudo-median of the per-process ratios, Wilcoxon signed-rank interval;
-                 ratio_basis says so), ratio_mean the same over each process's B total
-                 over A total of the timed steps (paired_total_ratio); no waste (mixed
-                 peaks). The zoo's verdict never uses them;
-  waste          peak reserved / peak allocated per process (peak requested where the
-                 allocator keeps no allocated figure: waste_basis says which), median,
-                 min and max over processes;
-  equality       processes whose results (losses, token sums) equal bit for bit those of
-                 the first PyTorch-default process of the same seed, and the largest
-                 relative difference; ref_rel_diff is how far PyTorch-default processes
-                 differ among themselves (non-deterministic kernels), the yardstick.
-
-The verdict, per workload, for vramlab expandable (VL_EXPANDABLE) against the Done-when:
-  speed   the upper ends of its ratios' 95% intervals against PyTorch's default (of the
-          median step and of the mean step; round-paired from 6 rounds) <= 1.03;
-  waste   its median waste <= 1.02;
-  equal   (wrong results are never a pass) every process's results equal the
-          reference's, or differ no more than reference processes do among themselves.
-PASS needs speed and waste ok; FAIL where one fails (speed "slower": the interval lies
-above 1.03; waste above 1.02; results that differ); INCONCLUSIVE otherwise (an interval
-across 1.03, too few processes, a figure missing). The overall line is PASS only when
-every workload passes.
-"""
+(workload, allocator) the summary gives step_ms, ratio and ratio_mean against PyTorch's
+default allocator (rank intervals; round-paired from PAIRED_MIN_ROUNDS rounds),
+ratio_adj (adjusted for the host probe; a diagnostic), procs_needed, alloc_ms,
+maps_per_step, device_used_bytes, waste and equality; A+B rows are compared inside
+their processes. The verdict per workload, for vramlab expandable (VL_EXPANDABLE):
+PASS needs speed (the ratios' 95% upper ends <= 1.03) and waste (<= 1.02) ok with equal
+results; FAIL where one fails; INCONCLUSIVE otherwise. docs/torch-bench.md, section
+"scripts/torch/bench_stats.py", defines every column and the verdict in full."""
 import csv
 import io
 import math
