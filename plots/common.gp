@@ -9,7 +9,7 @@
 # spaces or gnuplot code is only a name. Scripts use FILE[i], LABEL[i] (i = 1..nfiles)
 # and out. A file name goes into a shell command (a '< awk' pipe) only through shq();
 # nothing read from a CSV does: values come in through gnuplot's own data reading
-# (stats, plot, strcol), never through system(), eval, load or a macro.
+# (stats, plot, strcol); no shell call, eval, load or macro takes a value.
 # (Old callers' `gnuplot -e "files='a b'; labels='x y'; out='o.png'"` still works, with
 # whitespace-separated names.)
 if (strlen(ARG2) > 0) {

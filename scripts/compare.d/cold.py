@@ -5,14 +5,12 @@ SPEC's to PyTorch's between processes: the Hodges-Lehmann estimate on the log sc
 its 95% interval, and the call the verdict script makes of it ("at least as fast" where
 the interval's lower end is at least 1, "slower" where its upper end is below 1)."""
 import math
-import os
 import statistics
 import sys
 from collections import defaultdict
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import rankstats  # noqa: E402
-import vlresults  # noqa: E402
+import rankstats
+import vlresults
 
 TORCH = "torch:expandable_segments=1"
 

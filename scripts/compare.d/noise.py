@@ -9,11 +9,9 @@ says this machine can resolve. From compare.csv of two runs of the same setting:
              median and worst detectable change, and the false alarms of the A/A run."""
 import csv
 import math
-import os
 import sys
 
 sys.dont_write_bytecode = True
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import rankstats  # noqa: E402
 
 TARGETS = (0.05, 0.10, 0.20)

@@ -208,6 +208,11 @@ def _ipc(f):
         f" after the producer freed it and trimmed (the segment: {seg / MIB:.0f} MiB); handle closed: {freed:.0f} B")
 
 
+def _verdict(holds, does_not):
+    """True (holds), False (does not hold), or None (between the rule's two thresholds)."""
+    return True if holds else False if does_not else None
+
+
 def _gp(f):
     rows = _rows(f, "graph_pool.*.csv")
     per = _pick(rows, "graph_mem/graph_per_shape", section="graph_mem", variant="graph_per_shape", status="ok")
@@ -216,7 +221,7 @@ def _gp(f):
     # per shape: reserved near the sum of the shapes alive; shared: near the largest (10% tolerance)
     own = reserved >= 0.9 * alive
     shared = reserved <= 1.1 * largest
-    return (True if own else False if shared else None), (
+    return _verdict(own, shared), (
         f"{n:.0f} graphs, one per shape, with {alive / MIB:,.0f} MiB of allocations alive reserve"
         f" {reserved / MIB:,.0f} MiB of graph memory, the largest shape's {largest / MIB:,.0f} MiB: the driver shares it between graphs")
 
@@ -231,7 +236,7 @@ def _pr(f):
     # holds: the cache pins >5% over the request and the OS sees more pinned than for exact sizes
     holds = ratio > 1.05 and os_bad > 1.05 * os_fixed
     notat = ratio <= 1.05
-    return (True if holds else False if notat else None), (
+    return _verdict(holds, notat), (
         f"a power-of-two pinned cache pins {ratio:.2f}x the {req / 2**30:.1f} GiB requested (exact sizes {exact:.2f}x);"
         f" MemFree drops {os_bad / 2**30:.2f} against {os_fixed / 2**30:.2f} GiB")
 
@@ -244,7 +249,7 @@ def _cc(f):
     most = max(procs, key=lambda r: _f(r, "workers"))
     cost, per = _f(lazy, "per_process_bytes") / MIB, _f(most, "per_process_bytes") / MIB
     # "hundreds of MiB": at least 200 MiB holds, under 100 does not, in between undecided
-    verdict = True if cost >= 200 else False if cost < 100 else None
+    verdict = _verdict(cost >= 200, cost < 100)
     return verdict, (f"a lazy context costs {cost:,.0f} MiB" +
                      (f" (eager with cuBLAS {_f(eager[0], 'per_process_bytes') / MIB:,.0f} MiB)" if eager else "") +
                      f"; {_f(most, 'workers'):.0f} processes at once pay {per:,.0f} MiB each")
@@ -262,7 +267,7 @@ def _cw(f):
     per_handle = _f(hd[-1], "per_unit_bytes") / MIB
     # a workspace per stream: each further stream adds >= 16 MiB (Hopper's is 32 MiB);
     # under 4 MiB (two 2 MiB pages of noise) it does not; in between undecided
-    verdict = True if extra >= 16 else False if extra < 4 else None
+    verdict = _verdict(extra >= 16, extra < 4)
     return verdict, (f"each stream beyond the first adds {extra:.1f} MiB ({_f(one, 'device_used_bytes') / MIB:.0f} MiB"
                      f" at 1 stream, {_f(most, 'device_used_bytes') / MIB:.0f} MiB at {_f(most, 'count'):.0f});"
                      f" each handle costs {per_handle:.0f} MiB")
@@ -281,7 +286,7 @@ def _sp(f):
     ob, of = _f(bad, "ooms"), _f(fixed, "ooms")
     # wastes: reserves >5% more than one allocation stream, or runs out of the budget more often
     more, lesser = rb > 1.05 * rf or ob > of, rb <= 1.05 * rf and ob <= of
-    return (True if more else False if lesser else None), (
+    return _verdict(more, lesser), (
         f"caching, {bad['streams']} streams: reserved {rb:.2f}x requested and {ob:.0f} OOMs allocating per stream,"
         f" {rf:.2f}x and {of:.0f} OOMs from one allocation stream ({r1:.2f}x on 1 stream)")
 
@@ -296,7 +301,7 @@ def _vw(f):
     done = sum(1 for r in calls if r.get("event_done_after") not in ("0", "", None))
     # waits: a call takes half the queued kernel or more, or finds the event done after it
     waits, beside = frac >= 0.5 or done > 0, frac < 0.1 and done == 0
-    return (True if waits else False if beside else None), (
+    return _verdict(waits, beside), (
         f"the slowest VMM call, {worst['call']} on {worst['stream']}, takes {_f(worst, 'call_median_us'):,.0f} us"
         f" (median) beside a {_f(worst, 'kernel_us') / 1000:,.0f} ms kernel; the kernel was done after {done} of"
         f" {len(calls)} calls")
@@ -322,7 +327,7 @@ def _ls(f):
                      f" {_f(hi, 'alloc_median_ns'):,.0f} ns at {_f(hi, 'count'):,.0f} ({ratio:.1f}x)")
     # slower: the median at the largest count is 2x or more that at the smallest, in a case
     slower, flat = max(grow) >= 2, max(grow) < 1.25
-    return (True if slower else False if flat else None), "; ".join(parts)
+    return _verdict(slower, flat), "; ".join(parts)
 
 
 RULES_NEW = {"ipc_hold": _ipc, "graph_pool": _gp, "pinned_rounding": _pr, "context_cost": _cc,
