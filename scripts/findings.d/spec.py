@@ -11,7 +11,9 @@ README block is made of. Tab-separated lines, '#' starts a comment:
       lines of the CSVs the block reads. An optional fifth field: "legacy", the folder
       was stored before runs wrote COMPLETE, so its files are read without it; or
       "pending", data not stored yet: while no folder matches, the block says so (and
-      how to measure it) instead of figures.
+      how to measure it) instead of figures; or "report", the block is the scenario
+      table of the run in FOLDER as its report makes it (scripts/report.d/doc.py
+      scenario_table): the template's rows, this run's figures, each scenario's answer.
   fig    NAME  FIGURE  FILES  WHERE  COLUMN  STAT  FORMAT  [AGAINST]
       One figure of block NAME, {FIGURE} in its template. FILES: a glob under FOLDER
       (rep-*/x.csv reads every repetition), or several separated by commas. WHERE: col=value,... (or "-": every row);
@@ -55,7 +57,7 @@ class SpecError(Exception):
 class Block:
     def __init__(self, name, folder, command, flag, line):
         self.name, self.folder, self.command, self.line = name, folder, command, line
-        self.legacy, self.pending = flag == "legacy", flag == "pending"
+        self.legacy, self.pending, self.report = flag == "legacy", flag == "pending", flag == "report"
         self.figures = []
 
 
@@ -140,7 +142,7 @@ def load(path):
                 continue
             fields = [x.strip() for x in line.split("\t") if x.strip()]
             kind = fields[0]
-            if kind == "block" and (len(fields) == 4 or (len(fields) == 5 and fields[4] in ("legacy", "pending"))):
+            if kind == "block" and (len(fields) == 4 or (len(fields) == 5 and fields[4] in ("legacy", "pending", "report"))):
                 if fields[1] in blocks:
                     raise SpecError(f"figures.tsv:{number}: block {fields[1]} defined twice")
                 blocks[fields[1]] = Block(fields[1], fields[2], fields[3], fields[4] if len(fields) == 5 else "",
@@ -160,6 +162,6 @@ def load(path):
                 blocks[block].figures.append(Figure(block, name, files, parse_where(where, number),
                                                     parse_column(column, number), stat, fmt, against, number))
             else:
-                raise SpecError(f"figures.tsv:{number}: expected 'block NAME FOLDER COMMAND [legacy|pending]' or "
+                raise SpecError(f"figures.tsv:{number}: expected 'block NAME FOLDER COMMAND [legacy|pending|report]' or "
                                 "'fig BLOCK FIGURE FILES WHERE COLUMN STAT FORMAT [AGAINST]' (tab-separated)")
     return list(blocks.values())

@@ -1,8 +1,8 @@
 """Each program's answer on one run: the folk claim it tests, holds / does not hold /
-inconclusive and why, and the rows of the README's scenario table (findings block
-findings_table, scripts/findings.d) with their figures evaluated on this run, so the
-report phrases each scenario as the README does. No figure, no answer: a figure the run
-cannot give makes the answer "inconclusive: <why>"."""
+inconclusive and why, and its rows of the scenario table (the template of findings block
+findings_table, scripts/findings.d) with their figures evaluated on this run. The
+README's table is made from these, so there is one phrasing of each answer. No figure,
+no answer: a figure the run cannot give makes the answer "inconclusive: <why>"."""
 import os
 import re
 
@@ -61,21 +61,29 @@ def _num(text):
 
 
 class Figures:
-    """The findings_table's figures, evaluated on demand on one folder of this run."""
+    """The findings_table's figures, evaluated on demand on one folder of this run. Only
+    files inside the run count: a figure stored in another run is missing here."""
 
-    def __init__(self, folder):
+    def __init__(self, folder, spec_figures=None, source=None):
         self.folder = folder
-        blocks = {b.name: b for b in spec.load(os.path.join(FINDINGS, "figures.tsv"))}
-        self.spec = {f.name: f for f in blocks[BLOCK].figures}
+        if spec_figures is None:
+            blocks = {b.name: b for b in spec.load(os.path.join(FINDINGS, "figures.tsv"))}
+            spec_figures = blocks[BLOCK].figures
+        self.spec = {f.name: f for f in spec_figures}
+        self.source = source if source is not None else figures.Source()
         self.done = {}
 
     def text(self, name):
         if name not in self.done:
+            f = self.spec.get(name)
+            outside = [p for p in (f.files.split(",") if f else []) if os.path.isabs(p) or ".." in p.split("/")]
             try:
+                if outside:
+                    raise KeyError(f"{name} is read from {outside[0]}, outside this run")
                 # legacy: the stored reference runs predate COMPLETE; the header says which runs lack it
-                self.done[name] = figures.evaluate(self.spec[name], self.folder, figures.Source(), True)
+                self.done[name] = figures.evaluate(self.spec[name], self.folder, self.source, True)
             except (spec.SpecError, vlresults.BadInput, KeyError, ValueError, ZeroDivisionError) as e:
-                where = str(e).replace(self.folder + "/", "").replace(self.folder, "the run folder")
+                where = str(e).strip("'\"").replace(self.folder + "/", "").replace(self.folder, "the run folder")
                 self.done[name] = Missing(where)
         v = self.done[name]
         if isinstance(v, Exception):
@@ -86,14 +94,14 @@ class Figures:
         return _num(self.text(name))
 
 
-def table_rows():
-    """[(scenario, allocator, bad, fixed, folklore)] of the findings_table template, the
-    scenario carried down to its continuation rows."""
+def table_rows(template=None):
+    """[(scenario, allocator, bad, fixed)] of the findings_table template, the scenario
+    carried down to its continuation rows."""
     rows, scenario = [], ""
-    with open(os.path.join(FINDINGS, "blocks", BLOCK + ".md")) as f:
+    with open(template or os.path.join(FINDINGS, "blocks", BLOCK + ".md")) as f:
         for line in f.read().splitlines()[2:]:
             cells = [c.strip() for c in line.strip().strip("|").split(" | ")]
-            if len(cells) != 5:
+            if len(cells) != 4:
                 continue
             scenario = cells[0] or scenario
             rows.append((scenario, *cells[1:]))
@@ -385,14 +393,14 @@ def _bench_answer(ans, data):
     ans.why = f"caching {'above' if higher else 'below'} raw on {col} in {wins} of {total} rows"
 
 
-def answer(data, prog):
-    """The Answer for one program of a run (collect.RunData)."""
+def answer(data, prog, rows=None, figures_of=None):
+    """The Answer for one program of a run (collect.RunData); rows and figures_of: the
+    findings_table template's rows and its figures, when the caller holds them already."""
     ans = Answer(prog)
-    figs = Figures(data.reps[0])
-    rows = [r for r in table_rows() if r[0] == prog]
-    for _, alloc, bad, fixed, folk in rows:
+    figs = figures_of or Figures(data.reps[0])
+    for _, alloc, bad, fixed in (r for r in (rows if rows is not None else table_rows()) if r[0] == prog):
         try:
-            ans.rows.append((alloc, fill(bad, figs), fill(fixed, figs), fill(folk, figs)))
+            ans.rows.append((alloc, fill(bad, figs), fill(fixed, figs)))
         except Missing as e:
             ans.missing.append((alloc, str(e)))
     if prog in RULES:
@@ -400,7 +408,7 @@ def answer(data, prog):
         outcomes = []
         for rep in data.reps:
             try:
-                held, why = RULES[prog](figs if rep == data.reps[0] else Figures(rep))
+                held, why = RULES[prog](figs if rep == data.reps[0] else Figures(rep, list(figs.spec.values())))
                 # a rule's None: the figures fall between its thresholds (its tolerance)
                 outcomes.append((held, why if held is not None else "within the rule's tolerance, neither way: " + why))
             except Missing as e:

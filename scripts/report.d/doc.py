@@ -80,9 +80,8 @@ def program_section(data, prog):
     out.append(("p", [Md("**Claim:** "), Data(ans.claim)]))
     out.append(("p", [Md("**On this machine:** "), Md(f"**{ans.verdict}**"), Data(": " + ans.why if ans.why else "")]))
     if ans.rows:
-        out.append(("p", "The README's scenario table, with this run's figures:"))
-        out.append(("table", ["allocator", "bad", "fixed", "answer on the reference run (README)"],
-                    [[Md(a), Md(b), Md(f), Md(k)] for a, b, f, k in ans.rows]))
+        out.append(("p", "Its rows of the scenario table, with this run's figures:"))
+        out.append(("table", ["allocator", "bad", "fixed"], [[Md(a), Md(b), Md(f)] for a, b, f in ans.rows]))
     if ans.missing:
         out.append(("list", [[Md(a or "\u2014"), Data(": not in this run: " + why)] for a, why in ans.missing]))
     out += key_table(data, prog)
@@ -90,6 +89,26 @@ def program_section(data, prog):
     if plot:
         out.append(("img", plot, f"{prog} plot"))
     return out, ans
+
+
+def scenario_table(data, template=None, spec_figures=None, source=None):
+    """The scenario table: the findings_table template's rows with this run's figures, and
+    each scenario's answer on this run beside its first row. The README's table is this
+    table of its source run (scripts/findings, block flag "report"): one phrasing."""
+    rows = answers.table_rows(template)
+    figs = answers.Figures(data.reps[0], spec_figures, source)
+    body = []
+    for prog in dict.fromkeys(r[0] for r in rows):
+        if prog not in data.programs:
+            body.append([Data(prog), "\u2014", "\u2014", "\u2014", "did not run"])
+            continue
+        ans = answers.answer(data, prog, rows, figs)
+        first = [Md(f"**{ans.verdict}**"), Data(": " + ans.why if ans.why else "")]
+        lines = [(a, Md(b), Md(f)) for a, b, f in ans.rows] + \
+                [(a, Data("not in this run: " + why), "") for a, why in ans.missing]
+        for i, (alloc, bad, fixed) in enumerate(lines):
+            body.append([Data(prog) if i == 0 else "", Md(alloc or "\u2014"), bad, fixed, first if i == 0 else ""])
+    return ("table", ["scenario", "allocator", "bad", "fixed", "answer on this run"], body)
 
 
 def run_doc(data):
@@ -109,6 +128,9 @@ def run_doc(data):
         summary.append([Data(prog), Md(f"**{ans.verdict}**"), Data(ans.why)])
     doc.append(("h2", "Answers"))
     doc.append(("table", ["program", "answer", "why"], summary) if summary else ("p", "No program ran."))
+    doc.append(("h2", "Scenario table"))
+    doc.append(("p", "The README's table, made by the same code from this run's figures:"))
+    doc.append(scenario_table(data))
     for s in scenarios:
         doc += s
     if benches:

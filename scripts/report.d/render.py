@@ -2,7 +2,6 @@
 text is a list of pieces, each either Data (any value read from a run: a SPEC, a note,
 a workload, a file name: always escaped) or Md (the repository's own Markdown, the
 findings table's phrasing: bold and code kept). So a value is never markup."""
-import base64
 import html
 import os
 import re
@@ -89,7 +88,8 @@ img{max-width:100%}h2{border-bottom:1px solid #ccc;margin-top:1.5em}"""
 
 
 def to_html(doc, title, base):
-    """A self-contained page: inline style, plots inlined as data: URIs (base: the run folder)."""
+    """A page that needs nothing from the network: inline style, and the plots linked
+    relatively, as files of the run folder beside it (inlined, they doubled a run's size)."""
     out = ["<!DOCTYPE html>", '<html lang="en">', "<head>", '<meta charset="utf-8">',
            f"<title>{html.escape(title)}</title>", f"<style>{STYLE}</style>", "</head>", "<body>"]
     for b in doc:
@@ -106,11 +106,6 @@ def to_html(doc, title, base):
             out += ["<tr>" + "".join(f"<td>{html_text(c)}</td>" for c in r) + "</tr>" for r in rows]
             out.append("</tbody></table>")
         elif kind == "img":
-            try:
-                with open(os.path.join(base, b[1]), "rb") as f:
-                    uri = "data:image/png;base64," + base64.b64encode(f.read()).decode()
-            except OSError:
-                uri = html.escape(b[1].replace(os.sep, "/"), quote=True)
-            out.append(f'<p><img src="{uri}" alt="{html.escape(b[2], quote=True)}"></p>')
+            out.append(f'<p><img src="{html.escape(_md_link(b[1]), quote=True)}" alt="{html.escape(b[2], quote=True)}"></p>')
     out += ["</body>", "</html>", ""]
     return "\n".join(out)

@@ -107,7 +107,8 @@ P
 mkdir -p "$tmp/results/evil/plots" && printf '\x89PNG\r\n\x1a\nstand-in' >"$tmp/results/evil/plots/random_churn.png"
 check "hostile run: report" 0 scripts/report "$tmp/results/evil"
 check "plot linked relatively in report.md" 0 grep -qF '![random_churn plot](plots/random_churn.png)' "$tmp/results/evil/report.md"
-check "plot inlined in report.html" 0 grep -q '<img src="data:image/png;base64,iVBORw0KGg' "$tmp/results/evil/report.html"
+check "plot linked relatively in report.html" 0 grep -qF '<img src="plots/random_churn.png"' "$tmp/results/evil/report.html"
+check "report.html loads nothing from elsewhere" 1 grep -qiE '(src|href)="(https?:|//|data:)' "$tmp/results/evil/report.html"
 check "hostile values stay inert" 0 python3 $chk "$tmp/results/evil" "$tmp/results/evil" "$evil"
 check "hostile: the failed job is listed" 0 grep -qF '| &lt;script&gt;alert(1)&lt;/script&gt; a\|b \`x\` c \# d |' "$tmp/results/evil/report.md"
 # A value with a newline, a leading # or -, in every kind of block: one line of text each.
@@ -166,6 +167,28 @@ if [ -d "$ref" ]; then
     check "report h200-bench-717dd2d" 0 scripts/report --out "$tmp/rep-bench" "$ref"
     check "h200-bench-717dd2d: report checks" 0 python3 $chk "$ref" "$tmp/rep-bench"
     check "h200-bench-717dd2d: every claim decided by a rule" 0 python3 $rules answers "$ref" "$tmp/rep-bench"
+    # One mechanism: the README's scenario table is this run's report table, line for line.
+    check "the README's scenario table is its source run's report table" 0 python3 - "$tmp/rep-bench/report.md" "$ref" <<'P'
+import re, sys
+report, ref = sys.argv[1], sys.argv[2].rstrip("/")
+src = [l.split("\t") for l in open("scripts/findings.d/figures.tsv") if l.startswith("block\tfindings_table\t")]
+assert src and src[0][2] == ref and src[0][4].strip() == "report", f"findings_table's source is not {ref}: {src}"
+def table(lines, head):
+    i = lines.index(head)
+    out = []
+    for l in lines[i:]:
+        if not l.startswith("|"):
+            break
+        out.append(l)
+    return out
+rep = open(report).read().split("\n")
+readme = open("README.md").read().split("\n")
+b = next(i for i, l in enumerate(readme) if l.startswith("<!-- findings:findings_table begin"))
+head = "| scenario | allocator | bad | fixed | answer on this run |"
+mine, theirs = table(rep, head), table(readme[b:], head)
+assert len(mine) > 20, f"the report's table has {len(mine)} lines"
+assert mine == theirs, next(f"line {k}: report {a!r} README {b!r}" for k, (a, b) in enumerate(zip(mine + [""], theirs + [""])) if a != b)
+P
     check "h200-bench-717dd2d: the new rules' verdicts" 0 python3 $rules verdicts "$tmp/rep-bench" \
         ipc_hold=holds stream_pools=holds context_cost=holds pinned_rounding=holds lookup_scaling=holds \
         graph_pool="does not hold" cublas_workspace="does not hold" vmm_wait="does not hold" \
