@@ -216,6 +216,35 @@ def _ipc(f):
         f" after the producer freed it and trimmed (the segment: {seg / MIB:.0f} MiB); handle closed: {freed:.0f} B")
 
 
+def _d0(f):
+    rows = _rows(f, "device0_pileup.default.csv")
+    bad = _pick(rows, "pileup/touch_before_set on GPU 0 with 2 workers", test="pileup", variant="touch_before_set",
+                workers="2", gpu="0", status="ok")[0]
+    fixed = [r for _, r in rows if r.get("role") == "fixed" and r.get("workers") == "2" and r.get("gpu") == "0"
+             and r.get("status") == "ok"]
+    foreign, own = _f(bad, "foreign_bytes_per_worker"), _f(bad, "own_context_bytes")
+    fixed_max = max((_f(r, "foreign_bytes") for r in fixed), default=None)
+    if fixed_max is None:
+        raise Missing("no fixed rows (role=fixed, workers=2, gpu=0)")
+    # holds: a worker of GPU 1 leaves a context's worth on GPU 0; does not: next to nothing
+    return _verdict(foreign > own / 4, foreign < 16 * MIB), (
+        f"a worker that touches the runtime before cudaSetDevice(1) puts {foreign / MIB:.0f} MiB on GPU 0"
+        f" (GPU 0's own context: {own / MIB:.0f} MiB); selecting the device first: {fixed_max:.0f} B")
+
+
+def _pa(f):
+    rows = _rows(f, "peer_access.default.csv")
+    size = "67108864"
+    off = _pick(rows, "copy/p2p_peer_disabled at 64 MiB", section="copy", variant="p2p_peer_disabled", bytes=size,
+                status="ok")[0]
+    on = _pick(rows, "copy/p2p_peer_enabled at 64 MiB", section="copy", variant="p2p_peer_enabled", bytes=size,
+               status="ok")[0]
+    a, b = _f(off, "gbps"), _f(on, "gbps")
+    # holds: peer access at least doubles a 64 MiB copy; does not: within 10%
+    return _verdict(b > 2 * a, b < 1.1 * a), (
+        f"cudaMemcpyPeer of 64 MiB: {a:.1f} GB/s without peer access, {b:.0f} GB/s with it ({b / a:.1f}x)")
+
+
 def _verdict(holds, does_not):
     """True (holds), False (does not hold), or None (between the rule's two thresholds)."""
     return True if holds else False if does_not else None
@@ -338,7 +367,7 @@ def _ls(f):
     return _verdict(slower, flat), "; ".join(parts)
 
 
-RULES_NEW = {"ipc_hold": _ipc, "graph_pool": _gp, "pinned_rounding": _pr, "context_cost": _cc,
+RULES_NEW = {"device0_pileup": _d0, "peer_access": _pa, "ipc_hold": _ipc, "graph_pool": _gp, "pinned_rounding": _pr, "context_cost": _cc,
              "cublas_workspace": _cw, "stream_pools": _sp, "vmm_wait": _vw, "lookup_scaling": _ls}
 
 

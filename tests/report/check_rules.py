@@ -5,6 +5,8 @@ check_rules.py mutate SRC DST: copy the run SRC to DST and edit its CSVs so that
 claims of ipc_hold, stream_pools, context_cost and pinned_rounding fail (the figures
 their rules decide on), for run.sh to check that each answer flips to "does not hold",
 and vmm_wait's VMM call rows are gone (inconclusive, naming them).
+check_rules.py mutate-multigpu SRC DST: the same for the two-GPU claims (device0_pileup:
+no context on GPU 0; peer_access: peer access gains nothing).
 check_rules.py verdicts REPORT_DIR PROG=VERDICT...: the summary table gives each PROG
 that verdict."""
 import csv
@@ -79,6 +81,22 @@ def mutate(src, dst):
     return 0
 
 
+def mutate_multigpu(src, dst):
+    shutil.copytree(src, dst)
+
+    def d0(r):  # the worker of GPU 1 leaves nothing on GPU 0
+        if r["variant"] == "touch_before_set" and r["foreign_bytes_per_worker"]:
+            r["foreign_bytes_per_worker"] = r["foreign_bytes"] = "0"
+
+    def pa(r):  # peer access copies no faster than without it
+        if r["variant"] == "p2p_peer_enabled":
+            r["gbps"] = "38.000"
+
+    edit(os.path.join(dst, "device0_pileup.default.csv"), d0)
+    edit(os.path.join(dst, "peer_access.default.csv"), pa)
+    return 0
+
+
 def verdicts(rdir, pairs):
     md = open(os.path.join(rdir, "report.md")).read()
     bad = 0
@@ -98,4 +116,6 @@ if __name__ == "__main__":
         sys.exit(answers(sys.argv[2], sys.argv[3]))
     if cmd == "mutate":
         sys.exit(mutate(sys.argv[2], sys.argv[3]))
+    if cmd == "mutate-multigpu":
+        sys.exit(mutate_multigpu(sys.argv[2], sys.argv[3]))
     sys.exit(verdicts(sys.argv[2], sys.argv[3:]))

@@ -207,5 +207,15 @@ else
     skipped=1
 fi
 
+# The two-GPU claims, on the stored run of two H200s and on a copy where both fail.
+x2=results/reference/h200x2-multigpu
+check "report of two GPUs" 0 scripts/report --out "$tmp/rep-x2" "$x2"
+check "two GPUs: device0_pileup and peer_access decided" 0 python3 $rules verdicts "$tmp/rep-x2" \
+    device0_pileup=holds peer_access=holds ipc_hold=holds
+check "two GPUs, mutated copy" 0 python3 $rules mutate-multigpu "$x2" "$tmp/results/x2-mut"
+check "... its report" 0 scripts/report --out "$tmp/rep-x2-mut" "$tmp/results/x2-mut"
+check "... both claims fail" 0 python3 $rules verdicts "$tmp/rep-x2-mut" device0_pileup="does not hold" \
+    peer_access="does not hold"
+
 checks_report report ${skipped:-0}
 [ "$failures" -eq 0 ]
