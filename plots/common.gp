@@ -7,9 +7,10 @@
 # allocator/device), one per line; LABELS: a short name for each, one per line, same
 # order. ARGn are strings that gnuplot never evaluates, so a name holding quotes,
 # spaces or gnuplot code is only a name. Scripts use FILE[i], LABEL[i] (i = 1..nfiles)
-# and out. A file name goes into a shell command (a '< awk' pipe) only through shq();
-# nothing read from a CSV does: values come in through gnuplot's own data reading
-# (stats, plot, strcol); no shell call, eval, load or macro takes a value.
+# and out. The rule: gnuplot reads only plain files (the CSVs, or copies that
+# scripts/plots.sh prepared where gnuplot cannot parse them) and never runs a command
+# (no system call, no input or output pipe, no eval, load or macro); values come in
+# through gnuplot's own data reading (stats, plot, strcol, tables of selected rows).
 # (Old callers' `gnuplot -e "files='a b'; labels='x y'; out='o.png'"` still works, with
 # whitespace-separated names.)
 if (strlen(ARG2) > 0) {
@@ -29,8 +30,9 @@ if (nfiles < 1) {
     print "no input files"
     exit status 2
 }
-# A relative name gets ./ in front: gnuplot reads '<cmd' as a pipe from a command, '|cmd'
-# (as an output) as a pipe to one, and '-', '+', '' as special files.
+# A relative name gets ./ in front: gnuplot reads a name starting with < as a pipe from a
+# command, one starting with | (as an output) as a pipe to one, and -, +, empty as
+# special files.
 path_(p) = p[1:1] eq "/" ? p : "./" . p
 array FILE[nfiles]
 array LABEL[nfiles]
@@ -48,9 +50,6 @@ if (nsim_ > 0) {
                    sprintf("%d of %d inputs from the simulated device (.sim): their times are host CPU time", nsim_, nfiles)) \
         at screen 0.005, 0.985 left font ',8' tc rgb '#b00000' front
 }
-# A string as one shell word: '...' with each ' written as '\''.
-shq_(s) = (q_ = strstrt(s, "'")) ? s[1:q_ - 1] . "'\\''" . shq_(s[q_ + 1:]) : s
-shq(s) = "'" . shq_(s) . "'"
 # Names read from data (workloads, allocators, SPEC options): a script collects them with
 #   names_ = "\n"; stats f using (add(strcol('workload'))) nooutput
 # into a list "\nname\nname\n" (a line of data holds no newline, so no name holds the
@@ -73,10 +72,6 @@ num(c) = (v_ = column(c), v_ == v_ ? v_ : 0)
 # An explicit tic label is a format (set xtics ("%.1f" 1)): a name from data is one only
 # with each % doubled.
 tic(s) = (p_ = strstrt(s, '%')) ? s[1:p_] . '%' . tic(s[p_ + 1:]) : s
-# A CSV whose quoted fields hold commas (a SPEC), which gnuplot would split, read through
-# awk with the commas inside quotes turned into ';' and the quotes dropped:
-#   plot unquoted(FILE[1]) using ...
-unquoted(f) = sprintf("< awk '{o=\"\"; q=0; for (i = 1; i <= length($0); i++) { c = substr($0, i, 1); if (c == \"\\\"\") q = !q; else if (c == \",\" && q) o = o \";\"; else o = o c } print o}' %s", shq(f))
 
 set terminal pngcairo size 1100,700 enhanced font 'DejaVu Sans,10'
 set output out

@@ -16,7 +16,10 @@ set yrange [0:1.1]
 set xrange [-0.5:2.5]
 set xtics ('y=x+1 (2)' 0, 'x+=1 (1)' 1, 'chain (3)' 2) font ',9'
 set xlabel 'pattern (tensors alive at the peak)'
-plot for [i=1:nfiles] '< grep ^largest '.shq(FILE[i]) using ($0 + (i - (nfiles + 1) / 2.0) * 0.08):16 \
+# The 'largest' rows, x = their number in the file (k_ starts again at a file's first row).
+big(r) = r eq 'largest'
+plot for [i=1:nfiles] FILE[i] \
+        using (k_ = $0 == 0 ? 0 : k_, big(strcol('record')) ? (k_ = k_ + 1) - 1 + (i - (nfiles + 1) / 2.0) * 0.08 : NaN):(big(strcol('record')) ? column('largest_fit_fraction_of_free') : NaN) \
         with points lc i pt 7 ps 1.5 title lab(i)
 set autoscale
 set xtics auto font ',10'

@@ -8,12 +8,13 @@
 #           lifetime, the least an allocator that maps nothing once warm reserves), when
 #           a layout.csv is given as the second file.
 # Zero map calls are drawn at 0.0001%, below the smallest share a trace's pass can have.
-#   gnuplot -c plots/zoo_criterion.gp OUT.png "sweep.csv
+#   scripts/plots.sh --render plots/zoo_criterion.gp OUT.png "sweep.csv
 #   layout.csv" "x
 #   y"
+# (through plots.sh, which hands over sweep.csv with the commas inside its quoted SPECs as
+# ';': gnuplot alone would cut a quoted field at its first comma)
 call 'plots/common.gp' ARG1 ARG2 ARG3
 f = FILE[1]
-data = unquoted(f) # the SPEC column holds commas
 set terminal pngcairo size 1500,1000 enhanced font 'DejaVu Sans,9'
 set output out
 set termoption noenhanced
@@ -29,7 +30,7 @@ if (nfiles >= 2) {
     stats FILE[2] using ((i_ = sum [i = 1:nw] (W[i] eq strcol(1) ? i : 0)) > 0 && strstrt(strcol(3), 'best') == 1 \
                          && LAY[i_] != LAY[i_] ? (LAY[i_] = column(7), 0) : 0) nooutput
 }
-default = 'caching:segments=expandable' # its commas would read ';'
+default = 'caching:segments=expandable' # commas in a SPEC read ';' here
 is_ladder(s) = strstrt(s, 'span=0') > 0
 shown(x) = x <= 0 ? 0.0001 : x
 set logscale y
@@ -50,9 +51,9 @@ do for [i = 1:nw] {
     set title w
     set xlabel (i > nw - cols ? 'peak reserved / peak allocated' : '')
     set ylabel ((i - 1) % cols == 0 ? '% of operations mapping' : '')
-    plot data using (strcol('workload') eq w && column('pass') > 1 && is_ladder(strcol('spec')) ? column('waste') : NaN):(shown(100 * column('maps_per_op'))) \
+    plot f using (strcol('workload') eq w && column('pass') > 1 && is_ladder(strcol('spec')) ? column('waste') : NaN):(shown(100 * column('maps_per_op'))) \
             with points lc rgb '#1f77b4' pt 7 ps 0.8 title (i == 1 ? 'span=0 SPECs' : ''), \
-         data using (strcol('workload') eq w && column('pass') > 1 && strcol('spec') eq default ? column('waste') : NaN):(shown(100 * column('maps_per_op'))) \
+         f using (strcol('workload') eq w && column('pass') > 1 && strcol('spec') eq default ? column('waste') : NaN):(shown(100 * column('maps_per_op'))) \
             with points lc rgb '#d62728' pt 3 ps 2 title (i == 1 ? 'default' : '')
 }
 unset multiplot

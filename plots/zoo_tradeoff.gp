@@ -11,10 +11,11 @@
 # Zero maps are drawn at 0.01. A map call and its unmap cost ~53 us per 2 MiB chunk on
 # an H100 (results/reference/h100-zoo-steps/vmm_batch.csv), so 10 per 1,000 allocations
 # cost ~0.5 us per allocation.
-#   gnuplot -c plots/zoo_tradeoff.gp OUT.png steady.csv x
+#   scripts/plots.sh --render plots/zoo_tradeoff.gp OUT.png steady.csv x
+# (through plots.sh, which hands over steady.csv with the commas inside its quoted SPECs as
+# ';': gnuplot alone would cut a quoted field at its first comma)
 call 'plots/common.gp' ARG1 ARG2 ARG3
 f = FILE[1]
-data = unquoted(f) # the SPEC column holds commas
 set terminal pngcairo size 1500,1000 enhanced font 'DejaVu Sans,9'
 set output out
 set termoption noenhanced
@@ -25,7 +26,7 @@ nw = items(names_)
 if (nw == 0) { print "zoo_tradeoff: no rows in ".f; exit status 1 }
 array W[nw]
 do for [i = 1:nw] { W[i] = item(names_, i) }
-default = 'caching:segments=expandable' # its commas would read ';'
+default = 'caching:segments=expandable' # commas in a SPEC read ';' here
 is_ladder(s) = strstrt(s, 'span=0') > 0
 shown(x) = x < 1e-5 ? 0.01 : x
 set logscale y
@@ -43,9 +44,9 @@ do for [i = 1:nw] {
     set title w
     set xlabel (i > nw - cols ? 'peak reserved / peak allocated' : '')
     set ylabel ((i - 1) % cols == 0 ? 'maps per 1,000 allocations' : '')
-    plot data using (strcol('workload') eq w && is_ladder(strcol('spec')) ? column('waste') : NaN):(shown(1000 * column('maps_per_alloc'))) \
+    plot f using (strcol('workload') eq w && is_ladder(strcol('spec')) ? column('waste') : NaN):(shown(1000 * column('maps_per_alloc'))) \
             with linespoints lc rgb '#1f77b4' pt 7 ps 0.8 title (i == 1 ? 'span=0, budget rising' : ''), \
-         data using (strcol('workload') eq w && strcol('spec') eq default ? column('waste') : NaN):(shown(1000 * column('maps_per_alloc'))) \
+         f using (strcol('workload') eq w && strcol('spec') eq default ? column('waste') : NaN):(shown(1000 * column('maps_per_alloc'))) \
             with points lc rgb '#d62728' pt 3 ps 2 title (i == 1 ? 'default' : '')
 }
 unset multiplot

@@ -5,9 +5,38 @@
 # For a repeated run (make bench REPEAT=N) it renders each repetition's plots, and the
 # spread of every metric over the repetitions.
 # gnuplot gets file names as data (gnuplot -c SCRIPT OUT FILES LABELS, plots/common.gp),
-# so names with quotes, spaces or gnuplot code are only names. A folder without its
-# COMPLETE marker (an interrupted or running suite) is plotted with a warning.
+# so names with quotes, spaces or gnuplot code are only names, and runs no command: an
+# input it cannot parse is prepared here first, into a scratch folder. A folder without
+# its COMPLETE marker (an interrupted or running suite) is plotted with a warning.
+#   plots.sh --render SCRIPT OUT FILES LABELS   one plot, as gnuplot -c SCRIPT OUT FILES
+#                                               LABELS (same folder) with its inputs prepared
 set -u
+scratch=$(mktemp -d) || exit 1
+trap 'rm -rf "$scratch"' EXIT
+# unquote <IN >OUT: commas inside double-quoted fields as ';' and the quotes dropped, as
+# gnuplot cuts a quoted field at its first comma. The data is only ever awk's input.
+unquote() { LC_ALL=C awk -F'"' -v OFS= '{ for (i = 2; i <= NF; i += 2) gsub(/,/, ";", $i); $1 = $1; print }'; }
+# prepared SCRIPT FILES-LIST: the list for gnuplot, a prepared copy (same base name: .sim
+# marks simulated results) in place of each input that SCRIPT cannot read as it is.
+prepared() {
+    local i=0 f d
+    while IFS= read -r f; do
+        i=$((i + 1))
+        case $(basename "$1" .gp):$i in
+        zoo_criterion:1 | zoo_tradeoff:1) # the sweep's SPEC column holds commas
+            d=$(mktemp -d "$scratch/in.XXXXXX") && unquote <"$f" >"$d/$(basename -- "$f")" || return 1
+            f=$d/$(basename -- "$f") ;;
+        esac
+        printf '%s\n' "$f"
+    done <<<"$2"
+}
+if [ "${1:-}" = --render ]; then
+    [ $# -eq 5 ] || { echo "usage: plots.sh --render SCRIPT OUT FILES LABELS (FILES and LABELS one per line)" >&2; exit 2; }
+    command -v gnuplot >/dev/null || { echo "plots: gnuplot is not installed (apt-get install gnuplot-nox)" >&2; exit 1; }
+    list=$(prepared "$2" "$4") || { echo "plots: cannot read the inputs of $2" >&2; exit 1; }
+    gnuplot -c "$2" "$3" "$list" "$5"
+    exit
+fi
 cd "$(dirname "$0")/.."
 run=${1:-}
 if [ -z "$run" ]; then
@@ -21,9 +50,11 @@ command -v gnuplot >/dev/null || { echo "plots: gnuplot is not installed (apt-ge
 case $dir in *$'\n'*) echo "plots: a folder name with a newline is refused" >&2; exit 2 ;; esac
 
 # gnuplot -c SCRIPT OUT FILES LABELS, the lists one name per line (ARGn are never
-# evaluated); stderr into LOG.
+# evaluated), the inputs prepared; stderr into LOG.
 plot() { # script out log files-list labels-list
-    gnuplot -c "$1" "$2" "$4" "$5" 2>"$3"
+    local list
+    list=$(prepared "$1" "$4") || { echo "cannot read the inputs" >"$3"; return 1; }
+    gnuplot -c "$1" "$2" "$list" "$5" 2>"$3"
 }
 join_lines() { local IFS=$'\n'; echo "$*"; }
 

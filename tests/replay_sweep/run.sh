@@ -78,14 +78,14 @@ print(len(rows), sum(r["maps_despite_free"] == r["maps"] and int(r["maps"]) > 0 
 # plots/zoo_criterion.gp draws a sweep (and its layouts), and a workload name in the data
 # stays data: no awk program or shell command is made of it.
 if command -v gnuplot >/dev/null; then
-    check "criterion plot" 0 gnuplot -c plots/zoo_criterion.gp "$tmp/crit.png" "$tmp/o1/sweep.csv
+    check "criterion plot" 0 scripts/plots.sh --render plots/zoo_criterion.gp "$tmp/crit.png" "$tmp/o1/sweep.csv
 $tmp/o1/layout.csv" "s
 l"
     [ -s "$tmp/crit.png" ] && passes=$((passes + 1)) || { echo "FAIL: criterion plot: no PNG"; failures=$((failures + 1)); }
     { grep '^#' "$tmp/o1/sweep.csv"; echo 'workload,group,spec,pass,ops,maps,maps_per_op,waste'
       echo "x'\$(touch\${IFS}$tmp/PWNED)'\",tune,caching:segments=expandable,2,10,0,0,1.01"; } >"$tmp/evil.csv"
     printf 'workload,group,heuristic,peak_bytes,extent_bytes,footprint_bytes,footprint_ratio,period_allocs\n' >"$tmp/evil-layout.csv"
-    gnuplot -c plots/zoo_criterion.gp "$tmp/evil.png" "$tmp/evil.csv
+    scripts/plots.sh --render plots/zoo_criterion.gp "$tmp/evil.png" "$tmp/evil.csv
 $tmp/evil-layout.csv" "e
 l" >/dev/null 2>&1
     [ ! -e "$tmp/PWNED" ] && passes=$((passes + 1)) ||
