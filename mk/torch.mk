@@ -15,7 +15,10 @@ TORCH_COMPARE := $(BUILD)/bin/torch_alloc_compare
 .PHONY: plugin torch-compare test-gpu-torch test-torch-snapshot torch-traces
 all: plugin
 plugin: $(PLUGIN_SO)
-bench: torch-compare
+# The suite runs torch_alloc_compare as a peer's job (-peer in scripts/suite.d/torch.tsv),
+# which the quick tier leaves out unless PEERS=1 (or FULL=1): only then is it built, as
+# mk/peers.mk does for the peers (a compile against torch's headers where torch is here).
+bench: $(if $(QUICK),$(if $(PEERS)$(FULL),torch-compare),torch-compare)
 TEST_EXTRA_TARGETS += test-gpu-torch test-torch-snapshot
 
 # Static cudart (LDLIBS), nothing exported but the C API: loaded into PyTorch, the

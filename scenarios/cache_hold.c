@@ -17,7 +17,12 @@
  *          synchronises; per-call allocation time and per-step time.
  *          variants: keep_cache (fixed), trim_every_iter (bad: empty_cache in the loop).
  * If an allocator does not hold memory (raw; async with release threshold 0), the
- * rows say so with numbers: that is the finding for that allocator. */
+ * rows say so with numbers: that is the finding for that allocator.
+ * --memory makes the device look smaller (lib/scenario/ballast.h; default 0: the whole
+ * device; --quick: a 4 GiB working set): fill, neighbour requests and held bytes are
+ * then shares of that working set (the neighbours see only it: the rest is taken), so
+ * the cache holds the same share of what others can get; the quick fill of 0.6 of a
+ * whole 140 GB device would be ~90 GB to allocate, map and give back. */
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -30,6 +35,7 @@
 #include "exitcodes.h"
 #include "program.h"
 #include "rng.h"
+#include "scenario/ballast.h"
 #include "scenario/mem_sample.h"
 #include "scenario/size_ladder.h"
 #include "scenario/subprocess.h"
@@ -44,12 +50,14 @@
 
 static double opt_fill = 0.8;
 static int64_t opt_iters = 200;
+static uint64_t opt_memory = 0;
 
 static const vl_cli_opt options[] = {
     /* Quick: 0.6, still more than the half of free memory the neighbours then ask for. */
     {"fill", VL_CLI_DOUBLE, &opt_fill, "share of free device memory the hold experiment allocates", 0.05, 0.95,
      VL_QUICK_AT_MOST, "0.6"},
     {"iters", VL_CLI_INT, &opt_iters, "steps of the loop experiment per variant", 2, 1e6, VL_QUICK_AT_MOST, "40"},
+    VL_WORKING_SET_OPTION(&opt_memory),
     {NULL},
 };
 
@@ -70,6 +78,7 @@ static const vl_program_def def = {
 typedef struct scenario {
     vl_program *p;
     cudaStream_t s;
+    size_t free_ref; /* device free bytes the shares are taken of: at start, or the working set */
 } scenario;
 
 /* The memory columns of a row: the allocator's and the device's view, and what this
@@ -80,7 +89,7 @@ static const char *mem_columns(scenario *sc, char *buf, size_t len)
     char mbuf[256], hbuf[24];
     vl_mem_sample_take(sc->p->alloc, &m);
     int64_t held = m.device_free_bytes == VL_UNKNOWN ? VL_UNKNOWN
-                                                     : (int64_t)sc->p->free_at_start - m.device_free_bytes;
+                                                     : (int64_t)sc->free_ref - m.device_free_bytes;
     snprintf(buf, len, "%s,%s", vl_mem_sample_values(&m, mbuf, sizeof mbuf),
              held < 0 ? "0" : vl_csv_i64(held, hbuf, sizeof hbuf));
     return buf;
@@ -267,18 +276,23 @@ int main(int argc, char **argv)
     vl_program p;
     vl_program_start(&p, &def, argc, argv);
     scenario sc = {.p = &p};
+    /* Without --memory (and without --quick) nothing is taken: the whole device, as
+     * found at start. */
+    vl_ballast ballast;
+    size_t work = vl_ballast_take_working_set(&ballast, &p, opt_memory);
+    sc.free_ref = ballast.ptr ? work : p.free_at_start;
     if (p.cli.quick) {
         fill_lo = 16 * MiB; /* fewer, larger buffers: the fill takes a fifth of the calls */
         fill_hi = 1024 * MiB;
     }
 
-    uint64_t target = vl_share_of_free(p.free_at_start, opt_fill, 0, 2 * MiB);
-    size_t neighbour = (size_t)vl_share_of_free(p.free_at_start, 0.5, 0, 2 * MiB);
+    uint64_t target = vl_share_of_free(sc.free_ref, opt_fill, 0, 2 * MiB);
+    size_t neighbour = (size_t)vl_share_of_free(sc.free_ref, 0.5, 0, 2 * MiB);
 
     /* The step's buffers: fixed sizes (log-uniform 256 KiB..64 MiB), together at most
      * 1/8 of free memory. */
     size_t sizes[STEP_BUFFERS];
-    uint64_t step_cap = vl_share_of_free(p.free_at_start, 1.0 / 8, 0, 1), step_total = 0;
+    uint64_t step_cap = vl_share_of_free(sc.free_ref, 1.0 / 8, 0, 1), step_total = 0;
     vl_rng rng;
     vl_rng_seed(&rng, p.cli.seed ^ 0x5eed);
     for (int b = 0; b < STEP_BUFFERS; b++) {
@@ -293,7 +307,8 @@ int main(int argc, char **argv)
                 (unsigned long long)fill_hi);
     vl_csv_meta(p.csv, "free_at_start_bytes", "%zu", p.free_at_start);
     vl_csv_meta(p.csv, "step_bytes", "%llu in %d buffers", (unsigned long long)step_total, STEP_BUFFERS);
-    vl_csv_meta(p.csv, "held_bytes", "device memory this process holds beyond what it found free at start");
+    vl_csv_meta(p.csv, "held_bytes", "device memory this process holds beyond what it found free at start (with a "
+                                     "working set: beyond the working set's free memory)");
     vl_csv_header(p.csv, COLUMNS);
 
     VL_CUDA_CHECK(cudaStreamCreateWithFlags(&sc.s, cudaStreamNonBlocking));
@@ -320,5 +335,6 @@ int main(int argc, char **argv)
     free(trim_ns);
     vl_program_close_alloc(&p); /* before the stream its blocks were used on */
     VL_CUDA_CHECK(cudaStreamDestroy(sc.s));
+    vl_ballast_release(&ballast);
     return vl_program_finish(&p);
 }

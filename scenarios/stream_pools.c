@@ -55,7 +55,11 @@ static double opt_fill = 0.75;
 static const vl_cli_opt options[] = {
     VL_WORKING_SET_OPTION(&opt_memory),
     {"max-streams", VL_CLI_INT, &opt_max_streams, "most allocating streams (1, 2, 4 .. this)", 1, MAX_STREAMS},
-    {"ops", VL_CLI_INT, &opt_ops, "allocations and frees per run", 10, 1e8, VL_QUICK_AT_MOST, "1000"},
+    /* Quick: 500. On the simulated device caching at 8 streams reserves 1.30x requested
+     * allocating per stream against 1.08x from one allocation stream at 500 ops (1.35x and
+     * 1.09x at 1000, as the H200's 1.34x and 1.10x at 717dd2d): the report's rule asks
+     * for 5% more. The GPU cost is the ops (raw: ~73 ms a run, 8 runs). */
+    {"ops", VL_CLI_INT, &opt_ops, "allocations and frees per run", 10, 1e8, VL_QUICK_AT_MOST, "500"},
     {"fill", VL_CLI_DOUBLE, &opt_fill, "live bytes as a share of the budget (--memory)", 0.01, 0.95},
     {"kernel-us", VL_CLI_INT, &opt_kernel_us, "device time of each block's use on its stream (GPU only)", 0, 1e6,
      VL_QUICK_AT_MOST, "10"},

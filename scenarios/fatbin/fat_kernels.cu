@@ -11,6 +11,17 @@
 #ifndef FAT_UNROLL
 #define FAT_UNROLL 1024
 #endif
+// Built in parts where the build has one architecture (mk/failmodes.mk): part FAT_PART of
+// FAT_PARTS holds the kernels [FAT_FIRST, FAT_END), part 0 also vl_fat_touch, each part
+// compiled to PTX at once, the parts' PTX joined into one module and assembled into one
+// image (the same SASS, kernel by kernel, as this file built whole). So nothing here may
+// be defined in two parts but kernels of distinct N (no __device__ variables).
+#ifndef FAT_PARTS
+#define FAT_PARTS 1
+#define FAT_PART 0
+#endif
+#define FAT_FIRST (FAT_PART * FAT_KERNELS / FAT_PARTS)
+#define FAT_END ((FAT_PART + 1) * FAT_KERNELS / FAT_PARTS)
 
 template <int N>
 __global__ void vl_fat_kernel(float *x, int n)
@@ -23,17 +34,18 @@ __global__ void vl_fat_kernel(float *x, int n)
     x[i] = v;
 }
 
-// Taking each kernel's address instantiates it (recursively, FAT_KERNELS of them).
+// Taking each kernel's address instantiates it (recursively, this part's of them).
 template <int N>
 struct vl_fat_all {
     static const void *at(int i) { return i == N ? (const void *)vl_fat_kernel<N> : vl_fat_all<N - 1>::at(i); }
 };
 template <>
-struct vl_fat_all<-1> {
+struct vl_fat_all<FAT_FIRST - 1> {
     static const void *at(int) { return nullptr; }
 };
-const void *vl_fat_kernel_at(int i) { return vl_fat_all<FAT_KERNELS - 1>::at(i); }
+const void *vl_fat_kernel_at(int i) { return vl_fat_all<FAT_END - 1>::at(i); }
 
+#if FAT_PART == 0
 // The one kernel context_cost launches (by this name), so that lazy loading loads
 // something of the library, as a program that uses a few of its kernels does.
 extern "C" __global__ void vl_fat_touch(float *x, int n)
@@ -41,3 +53,4 @@ extern "C" __global__ void vl_fat_touch(float *x, int n)
     int i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i < n) x[i] += 1.0f;
 }
+#endif
