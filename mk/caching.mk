@@ -32,3 +32,18 @@ TEST_EXTRA_TARGETS += test-replay-sweep
 test-park-cost: $(BUILD)/bin/replay $(BUILD)/bin/alloc_latency
 	@tests/park_cost/run.sh
 TEST_EXTRA_TARGETS += test-park-cost
+
+# The caching tests run the allocator with its internal assertions on (lib/debug.h):
+# lib/caching/*.c compiled again with -DVL_DEBUG under $(BUILD)/debug/, linked before the
+# library, so the library's own copies (assertions compiled out) are never pulled in.
+CACHING_DEBUG_OBJS := $(patsubst lib/caching/%.c,$(BUILD)/debug/caching/%.o,$(sort $(wildcard lib/caching/*.c)))
+CACHING_TESTS := $(addprefix $(BUILD)/tests/,$(notdir $(basename $(wildcard tests/test_caching*.c))))
+
+$(BUILD)/debug/caching/%.o: lib/caching/%.c | $(VERSION_H)
+	@mkdir -p $(@D)
+	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) -DVL_DEBUG=1 -c $< -o $@
+
+$(CACHING_TESTS): $(BUILD)/tests/%: $(BUILD)/obj/tests/%.o $(CACHING_DEBUG_OBJS) $(TEST_SUPPORT_OBJS) $(LIB_A) | setup
+	@mkdir -p $(@D)
+	$(Q)$(CC) $(LDFLAGS) $< $(CACHING_DEBUG_OBJS) $(TEST_SUPPORT_OBJS) $(LIB_A) -L$(CMOCKA_LIBDIR) \
+	  -Wl,-rpath,$(CMOCKA_LIBDIR) -lcmocka $(LDLIBS) -o $@

@@ -6,20 +6,28 @@
  *   core.c                  alloc / free: fit, split, coalesce, streams, OOM retry
  *   segments_classic.c      one device allocation per segment (PyTorch's default)
  *   segments_expandable.c   growing VA ranges per stream and pool, mapped in chunks
+ *   expandable.h            the expandable files' shared geometry and calls
+ *   expandable_place.c      where a request goes in the ranges (the holes it looks at)
+ *   expandable_reclaim.c    reclaim: free chunks retired, retired ones finished
+ *   expandable_pack.c       pack=1: an idle stream's ranges laid out again
  *   chunks.h                where an expandable range's chunks start (sizes grow with offset)
  *   spans.h                 which chunks one map call covers (a span is unmapped whole)
  *   release.c               stream-ordered release: retire behind events, keep, lend
- *   budget.c                the adaptive reclaim budget
+ *   budget.h/.c             the adaptive reclaim budget: its state and rules
  *   hostmem.h/.c            host allocations of the records (fault injection for tests)
+ *   park_state.h            parking's state: each stream's slot, the allocator's list
  *   park.h/.c               a stream's last free, parked for the next request (fast path)
  *   events.c                record_use and deferred reuse behind events
- *   plan.h/.c               plan=1: repeating programs served from an offline layout
+ *   plan.h, plan_state.h    plan=1: repeating programs served from an offline layout
+ *   plan_learn.c, plan.c    its learning (log, period, layout) and its serving (arena)
  *   stats.c                 statistics, memory summary, OOM report
  *   check.c                 the invariant checker the tests run after every step
  *   lock.h                  the one spinlock
  *   backend.c               vl_backend_caching: options, locking, the vl_alloc glue
  * Written against lib/device.h only: the same code runs on a GPU and on the simulator.
- * Every function here expects the allocator's lock held (backend.c takes it). */
+ * Every function here expects the allocator's lock held (backend.c takes it). Internal
+ * invariants are asserted where they could break (vl_assert_internal, lib/debug.h: on
+ * in the caching tests, compiled out elsewhere); check.c walks all of them. */
 #ifndef VL_CACHING_ALLOCATOR_H
 #define VL_CACHING_ALLOCATOR_H
 
@@ -31,11 +39,14 @@
 #include "addrmap.h"
 #include "caching/bins.h"
 #include "caching/block.h"
+#include "caching/budget.h"
+#include "caching/park_state.h"
 #include "caching/caching.h"
 #include "caching/lock.h"
 #include "caching/plan.h"
 #include "caching/slab.h"
 #include "caching/spans.h"
+#include "debug.h"
 #include "device.h"
 
 struct vl_cstream;
@@ -139,15 +150,7 @@ typedef struct vl_cspare {
 typedef struct vl_cstream {
     vl_stream handle;
     vl_cpool pools[2]; /* [0] small, [1] large */
-    vl_cblock *parked;               /* its last free, PARKED (park.h), or NULL */
-    int32_t park_score;              /* park.h: parking pays while >= 0 */
-    const vl_cblock *park_ok;        /* park.h: the block last found to be the best fit and */
-    uint64_t park_ok_version;        /* the request's pool's bins' version then, and */
-    const struct vl_cpool *park_ok_own; /* the block's own pool (the request's, or the other that lent it) */
-    uint64_t park_ok_own_version;    /* and its version: the verdict holds while both versions stay */
-    uint32_t park_skipped;           /* frees not parked since the last probe */
-    int on_parked_list;              /* on the allocator's parked_streams list (via next_parked) */
-    struct vl_cstream *next_parked;
+    vl_cpark park;                   /* its parking slot (park.h) */
     vl_cpending *pending_head, *pending_tail;
     struct vl_cstream *next_waiting; /* on the allocator's waiting_streams list iff pending_head */
     int64_t allocated, peak_allocated, reserved;
@@ -163,6 +166,7 @@ typedef struct vl_caching_config {
     double reclaim;        /* expandable: reserved cap above peak allocated (fraction); < 0 off */
     double reclaim_max;    /* expandable: the most the budget rises to when reclaim churns (budget.c) */
     int raise_maps;        /* expandable: relocating map calls in a budget window above which it doubles */
+    int decay;             /* expandable, decay=1: the budget falls back once reclaim stops churning (budget.c) */
     int split_toward_hole; /* expandable, split=hole: a remainder goes next to an unmapped hole before the block */
     int pack;              /* expandable with pack=1 (0 for classic): lowest of a few fits; idle ranges laid out again */
     int oom_report;        /* print the OOM report to stderr */
@@ -182,8 +186,7 @@ typedef struct vl_caching {
     vl_addrmap stream_table;       /* handle + 1 -> vl_cstream*: O(1) lookup at any stream count */
     vl_cstream *last_stream;       /* lookup cache: most programs use one stream */
     vl_cstream *waiting_streams;   /* streams whose pending FIFO is non-empty (via next_waiting) */
-    vl_cstream *parked_streams;    /* streams that may hold a PARKED block (park.h, via next_parked) */
-    uint64_t park_hits;            /* requests served by taking a parked block back (vl_caching_park_hits) */
+    vl_cparking parking;           /* park.h: the streams that may hold a PARKED block */
     vl_csegment *segments;         /* all segments, newest first */
     /* Classic segments that are one FREE block ("idle"), in a binary min-heap by serial,
      * so gc and flushes release the oldest first without walking every segment.
@@ -209,26 +212,10 @@ typedef struct vl_caching {
     vl_cspare *spares[VL_SPARE_CLASSES];
     int64_t spare_bytes;
     int64_t allocated_high_water;
-    /* The reclaim budget now (budget.c): starts at cfg.reclaim, rises (never above
-     * cfg.reclaim_max) when reclaim keeps mapping memory again; window_* count the
-     * allocations and relocating map calls since the last look. */
-    double budget;
-    int64_t budget_window_allocs, budget_window_maps, budget_window_high_water;
-    /* Relocating map calls since open, by whether work queued on the stream before the
-     * reclaim was still running after them (hidden) or not (exposed); budget.c. While a
-     * relocating grow maps, watch is its reclaim's batch (NULL: complete already) and
-     * watch_hidden counts its map calls made before that batch was seen complete. */
-    int64_t relocation_maps_hidden, relocation_maps_exposed;
-    /* Host time in those map calls (monotonic clock), and the part after the batch was
-     * seen complete: what the GPU can have waited for. watch_start_ns: when the watched
-     * maps began; watch_exposed_ns: the last look at the batch while it ran, then (once it
-     * is seen complete) where the exposed time starts. */
-    int64_t relocation_map_ns, relocation_exposed_ns;
-    int64_t relocation_unmap_ns; /* host time unmapping retired chunks once their batch completed (release.c) */
-    vl_cretire *watch;
-    int watching, watch_done;
-    int64_t watch_hidden;
-    uint64_t watch_start_ns, watch_exposed_ns;
+    /* The reclaim budget (budget.h, budget.c): rises by doublings when reclaim keeps
+     * mapping memory again, falls back one doubling at a time once it stops. */
+    vl_cbudget budget;
+    vl_crelocation relocation;     /* budget.h: relocating map calls, hidden or exposed (a diagnostic) */
     vl_caching_growth_fn on_growth; /* caching.h: told after every growth (NULL: nobody) */
     void *on_growth_ctx;
     char last_oom[1024];           /* the last OOM report as one line ("" if none) */
@@ -246,10 +233,19 @@ typedef struct vl_caching {
 void vl_classic_idle_add(vl_caching *c, struct vl_csegment *s);
 void vl_classic_idle_remove(vl_caching *c, struct vl_csegment *s);
 
+/* Blocks tile their segment: b starts where the one before it ends and ends where the
+ * next starts (true between changes; a split or merge restores it before it returns). */
+static inline int vl_block_tiles(const vl_cblock *b)
+{
+    return (!b->prev || (b->prev->next == b && b->prev->addr + b->prev->size == b->addr)) &&
+           (!b->next || (b->next->prev == b && b->addr + b->size == b->next->addr));
+}
+
 /* FREE-state transitions; `whole` remembers whether the block was counted as a whole
  * free segment, so removal undoes exactly what insertion did. */
 static inline void vl_free_insert(vl_caching *c, vl_cblock *b)
 {
+    vl_assert_internal(b->size > 0 && b->state != VL_CB_UNMAPPED);
     b->state = VL_CB_FREE;
     b->whole = !b->prev && !b->next;
     if (b->whole) {
@@ -260,6 +256,7 @@ static inline void vl_free_insert(vl_caching *c, vl_cblock *b)
 }
 static inline void vl_free_remove(vl_caching *c, vl_cblock *b)
 {
+    vl_assert_internal(b->state == VL_CB_FREE);
     if (b->whole) {
         c->whole_free_bytes -= (int64_t)b->size;
         if (!b->seg->expandable) vl_classic_idle_remove(c, b->seg);
@@ -321,18 +318,19 @@ void vl_segment_unlink(vl_caching *c, vl_csegment *s);
 vl_cblock *vl_expandable_grow(vl_caching *c, vl_cpool *p, size_t rounded, int *rc);
 /* Unmaps every whole chunk inside FREE blocks; releases fully unmapped ranges. */
 size_t vl_expandable_release_free(vl_caching *c);
-/* The stream holds nothing (its allocated dropped to 0): fills the holes of its ranges
- * with chunks from their tops, so its cache is one FREE block from each range's start. */
-void vl_expandable_idle(vl_caching *c, vl_cstream *st);
 void vl_expandable_destroy(vl_caching *c, vl_csegment *s); /* close: unmap and release all */
+/* expandable_pack.c, pack=1: the stream holds nothing (its allocated dropped to 0): fills
+ * the holes of its ranges with chunks from their tops, so its cache is one FREE block
+ * from each range's start. */
+void vl_expandable_idle(vl_caching *c, vl_cstream *st);
 
-/* segments_expandable.c, for release.c: unmaps the RETIRING block b whose event
+/* expandable_reclaim.c, for release.c: unmaps the RETIRING block b whose event
  * completed (keep: its memory becomes spare), making it UNMAPPED (merged with UNMAPPED
  * neighbours); its first `lent` bytes were lent (unmapped without releasing memory).
  * A refused unmap leaves the rest FREE (recorded); after a refused unmap of a lent
  * chunk the rest stays RETIRING and is queued again (recorded). */
 void vl_expandable_finish_retire(vl_caching *c, vl_cblock *b, int keep, size_t lent);
-/* Device memory a mapping of `bytes` could still get: 0 when it can never fit. */
+/* segments_expandable.c: device memory a mapping of `bytes` could still get: 0 when it can never fit. */
 int vl_expandable_could_fit(vl_caching *c, size_t bytes);
 /* The size of the live span that starts at addr of segment s. */
 size_t vl_expandable_span_at(const vl_csegment *s, uintptr_t addr);
@@ -380,21 +378,12 @@ int64_t vl_release_spare_cap(const vl_caching *c);
  * memory pressure: where waiting is the point). */
 void vl_release_drain(vl_caching *c);
 
-/* budget.c: the reclaim budget (vl_caching.budget). */
-void vl_budget_init(vl_caching *c);
-/* A grow that had to reclaim made `maps` map calls: counts them, and raises the budget
- * when such calls exceed its rate limit over the window. */
-void vl_budget_relocated(vl_caching *c, int64_t maps);
-/* A relocating grow's maps, watched: vl_budget_watch before them (batch: the one its
- * reclaim queued, NULL when that completed at once), vl_budget_mapped after each map
- * call (a map after which the batch's work was still running was hidden behind it),
- * vl_budget_unwatch right after the maps (before anything may drain that batch),
- * vl_budget_relocated_watched once the grow (unwatched) mapped `maps` in all: counts
- * hidden and exposed maps (a diagnostic), then vl_budget_relocated(maps). */
-void vl_budget_watch(vl_caching *c, vl_cretire *batch);
-void vl_budget_unwatch(vl_caching *c);
-void vl_budget_mapped(vl_caching *c);
-void vl_budget_relocated_watched(vl_caching *c, int64_t maps);
+/* budget.c (budget.h): the reclaim budget, at an allocation (after st.allocs counts it). */
+static inline void vl_caching_budget_tick(vl_caching *c)
+{
+    if (vl_budget_decay_due(&c->budget, c->st.allocs))
+        vl_budget_decay(&c->budget, &c->cfg, c->st.allocs, c->allocated_high_water);
+}
 
 /* events.c */
 int vl_caching_record_use(vl_caching *c, void *ptr, vl_stream s);

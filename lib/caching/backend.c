@@ -48,12 +48,17 @@ static const vl_opt caching_options[] = {
      .help = "expandable: the most the reclaim budget rises to. It starts at reclaim and doubles whenever "
              "map calls made while reclaiming exceed raise_maps in 1,024 allocations at a steady peak, so that a "
              "workload whose free memory does not fit its next requests stops unmapping and mapping the "
-             "same memory every step and pays in waste instead (lib/caching/README.md); at most "
-             "reclaim: a fixed budget"},
+             "same memory every step and pays in waste instead, and falls back once that stops (decay); at "
+             "most reclaim: a fixed budget (lib/caching/README.md)"},
     {.name = "raise_maps", .kind = VL_OPT_INT, .default_value = "10", .min = 1, .max = 1024,
      .help = "expandable: map calls made while reclaiming, in 1,024 allocations at a steady peak, above "
              "which the reclaim budget doubles (up to reclaim_max). Higher keeps the budget tight longer "
              "and relocates more; spans make each relocation fewer calls (lib/caching/README.md)"},
+    {.name = "decay", .kind = VL_OPT_BOOL, .default_value = "0",
+     .help = "expandable: 1: the reclaim budget falls back one doubling after 32 windows of 1,024 allocations "
+             "without a burst of relocation (longer after a fall that a sustained need undid), and after a "
+             "fall rises again only on sustained relocation; 0 (the default until measured on a GPU): it "
+             "never falls back (lib/caching/README.md)"},
     {.name = "split", .kind = VL_OPT_ENUM, .default_value = "hole", .choices = "low|hole",
      .help = "expandable: where a split block's remainder goes: low = after the request (as PyTorch); "
              "hole = before it when the block follows an unmapped hole, so a later, larger request "
@@ -101,6 +106,7 @@ static int caching_open(vl_allocator *a, const vl_spec *spec, char *err, size_t 
     cfg.pack = cfg.expandable && vl_spec_bool(spec, "pack"); /* classic segments have nothing to pack */
     cfg.park = vl_spec_bool(spec, "park") && !cfg.pack; /* pack=1 lays an idle stream out at its last free */
     cfg.plan = vl_spec_bool(spec, "plan");
+    cfg.decay = (int)vl_spec_bool(spec, "decay");
     /* Options that cannot work are usage errors here, not failures later. */
     if (div < 0 || div > 1 << 20 || (div & (div - 1)) != 0) {
         snprintf(err, errlen, "caching: roundup_div must be 0 or a power of two, got %lld", (long long)div);
@@ -154,7 +160,7 @@ static int caching_open(vl_allocator *a, const vl_spec *spec, char *err, size_t 
     vl_slab_init(&c->blocks, sizeof(vl_cblock), 1024);
     vl_slab_init(&c->nodes, VL_NODE_SIZE, 256);
     memset(&c->st, 0, sizeof c->st);
-    vl_budget_init(c);
+    vl_budget_init(&c->budget, &c->cfg, c->st.allocs, c->allocated_high_water);
     c->plan = plan;
     a->impl = c;
     return 0;
@@ -348,8 +354,9 @@ int vl_caching_budget_info(vl_allocator *a, vl_budget_info *out)
     if (!a || a->backend != &vl_backend_caching) return -1;
     vl_caching *c = impl(a);
     vl_lock_acquire(&c->lock);
-    *out = (vl_budget_info){c->budget, c->relocation_maps_hidden, c->relocation_maps_exposed, c->relocation_map_ns,
-                            c->relocation_exposed_ns, c->relocation_unmap_ns};
+    const vl_crelocation *r = &c->relocation;
+    *out = (vl_budget_info){c->budget.value, r->maps_hidden, r->maps_exposed, r->map_ns,
+                            r->exposed_ns, r->unmap_ns, c->budget.raises, c->budget.decays};
     vl_lock_release(&c->lock);
     return 0;
 }
@@ -358,7 +365,7 @@ unsigned long long vl_caching_park_hits(vl_allocator *a)
 {
     vl_caching *c = impl(a);
     vl_lock_acquire(&c->lock);
-    unsigned long long hits = c->park_hits;
+    unsigned long long hits = c->parking.hits;
     vl_lock_release(&c->lock);
     return hits;
 }

@@ -60,7 +60,7 @@ typedef struct vl_cblock {
     uint16_t bin;                           /* FREE: class index in bins */
     uint8_t state;                          /* enum vl_cblock_state */
     uint8_t whole;                          /* FREE, PARKED: counted as a whole free segment (stats.c) */
-    uint32_t plan_tag;                      /* ALLOCATED, plan=1: 1 + its entry in the plan's log, 0: none (plan.c) */
+    uint32_t plan_tag;                      /* ALLOCATED, plan=1: 1 + its entry in the plan's log, 0: none (plan_learn.c) */
 } vl_cblock;
 
 _Static_assert(sizeof(vl_cblock) <= 64, "a block header fits one cache line");

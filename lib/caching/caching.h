@@ -33,12 +33,14 @@ int vl_caching_plan_info(vl_allocator *a, struct vl_plan_info *out);
  * grows made while reclaiming since open, split by whether the work queued before the
  * reclaim was still running after them (hidden) or had completed (exposed), with the
  * host time in those calls and its exposed part (from the call that found the work
- * complete on), and the host time unmapping the retired chunks once their batches
- * completed. 0 with *out filled, -1 when a is not a caching allocator. */
+ * complete on), the host time unmapping the retired chunks once their batches
+ * completed, and how often the budget rose and fell back. 0 with *out filled, -1 when
+ * a is not a caching allocator. */
 typedef struct vl_budget_info {
     double budget;
     int64_t relocation_maps_hidden, relocation_maps_exposed;
     int64_t relocation_map_ns, relocation_exposed_ns, relocation_unmap_ns;
+    int64_t raises, decays;
 } vl_budget_info;
 int vl_caching_budget_info(vl_allocator *a, vl_budget_info *out);
 

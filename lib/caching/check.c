@@ -101,7 +101,7 @@ static int check_segment(vl_caching *c, vl_csegment *s, int64_t sums[9], char *e
             CHECK(!vl_addrmap_find(&c->table, b->addr), "parked block %#" PRIxPTR " in the pointer table", b->addr);
             CHECK(b->uses == NULL, "parked block %#" PRIxPTR " with stream uses", b->addr);
             CHECK(b->requested > 0 && b->requested <= b->size, "parked block %#" PRIxPTR ": request %zu > size %zu", b->addr, b->requested, b->size);
-            CHECK(s->pool->stream->parked == b, "parked block %#" PRIxPTR " not its stream's", b->addr);
+            CHECK(s->pool->stream->park.block == b, "parked block %#" PRIxPTR " not its stream's", b->addr);
             CHECK(b->whole == (!b->prev && !b->next), "parked block %#" PRIxPTR ": stale whole flag", b->addr);
             if (b->whole) sums[4] += (int64_t)b->size;
             sums[8]++;
@@ -218,14 +218,14 @@ static int check_parked(const vl_caching *c, int64_t parked, char *err, size_t e
 {
     size_t listed = 0, marked = 0;
     int64_t held = 0;
-    for (const vl_cstream *st = c->parked_streams; st && listed <= c->nstreams; st = st->next_parked, listed++)
-        CHECK(st->on_parked_list, "a stream on the parked list not marked so");
+    for (const vl_cstream *st = c->parking.streams; st && listed <= c->nstreams; st = st->park.next, listed++)
+        CHECK(st->park.listed, "a stream on the parked list not marked so");
     for (size_t i = 0; i < c->nstreams; i++) {
         const vl_cstream *st = c->streams[i];
-        marked += st->on_parked_list != 0;
-        held += st->parked != NULL;
-        CHECK(!st->parked || st->on_parked_list, "a stream with a parked block off the parked list");
-        CHECK(!st->parked || (st->parked->state == VL_CB_PARKED && st->parked->seg->pool->stream == st),
+        marked += st->park.listed != 0;
+        held += st->park.block != NULL;
+        CHECK(!st->park.block || st->park.listed, "a stream with a parked block off the parked list");
+        CHECK(!st->park.block || (st->park.block->state == VL_CB_PARKED && st->park.block->seg->pool->stream == st),
               "a stream's parked block is not a PARKED block of its own");
     }
     CHECK(listed == marked, "parked list holds %zu streams, %zu marked", listed, marked);
@@ -324,8 +324,9 @@ int vl_caching_check_locked(vl_caching *c, char *err, size_t errlen)
     CHECK(c->st.peak_reserved_bytes >= c->st.reserved_bytes && c->st.peak_allocated_bytes >= c->st.allocated_bytes,
           "a peak below its current value");
     /* A relocating grow watches its reclaim's batch only during its maps (budget.c). */
-    CHECK(!c->watching && !c->watch, "a relocating grow's watch outlived its maps");
-    CHECK(c->relocation_exposed_ns <= c->relocation_map_ns, "relocation: exposed time above the whole");
+    CHECK(!c->relocation.watching && !c->relocation.watch, "a relocating grow's watch outlived its maps");
+    CHECK(c->relocation.exposed_ns <= c->relocation.map_ns, "relocation: exposed time above the whole");
+    if (vl_budget_check(&c->budget, &c->cfg, c->st.allocs, err, errlen) != 0) return -1;
     if (c->plan && vl_plan_check(c->plan, err, errlen) != 0) return -1;
     return 0;
 }

@@ -83,7 +83,7 @@ vl_cstream *vl_caching_stream(vl_caching *c, vl_stream s)
  * grows at the frontier) lays them out; by best fit alone a warm pass scattered them
  * into whatever free blocks the last pass left, and the short-lived ones between them
  * strand partly used chunks (it works together with consolidate_range in
- * segments_expandable.c; neither alone holds). */
+ * expandable_pack.c; neither alone holds). */
 static vl_cblock *low_fit(vl_cpool *p, vl_cblock *best)
 {
     int j = (int)best->bin;
@@ -203,6 +203,7 @@ static void take(vl_caching *c, vl_cpool *p, vl_cblock *b, size_t rounded, int d
                                                     end - at - rounded + VL_CACHING_FAULT_SPLIT));
         b->size = rounded;
     }
+    vl_assert_internal(vl_block_tiles(b) && (!b->prev || vl_block_tiles(b->prev)) && (!b->next || vl_block_tiles(b->next)));
     b->state = VL_CB_ALLOCATED;
 }
 
@@ -222,6 +223,7 @@ vl_cblock *vl_block_insert_after(vl_csegment *s, vl_cblock *after, vl_cblock *b,
 void vl_block_absorb_next(vl_caching *c, vl_cblock *b)
 {
     vl_cblock *next = b->next;
+    vl_assert_internal(next && b->addr + b->size == next->addr && next->prev == b);
     b->size += next->size;
     b->next = next->next;
     if (next->next) next->next->prev = b;
@@ -243,6 +245,7 @@ vl_cblock *vl_caching_coalesce(vl_caching *c, vl_cblock *b)
     b->pending_events = 0;
     b->state = VL_CB_FREE;
     b->whole = 0;
+    vl_assert_internal(vl_block_tiles(b));
     return b;
 }
 
@@ -327,8 +330,8 @@ static int parked_is_best_fit(const vl_caching *c, const vl_cpool *p, const vl_c
      * being FREE only through its pool's bins), so the same answer, without the descents.
      * The request's pool is fixed by `rounded`, which equals x's size. */
     const vl_cstream *st = p->stream;
-    if (x == st->park_ok && p->bins.version == st->park_ok_version && x->seg->pool == st->park_ok_own &&
-        st->park_ok_own->bins.version == st->park_ok_own_version)
+    if (x == st->park.ok && p->bins.version == st->park.ok_version && x->seg->pool == st->park.ok_own &&
+        st->park.ok_own->bins.version == st->park.ok_own_version)
         return 1;
     if (x->seg->pool != p) {
         /* Expandable pools lend: the slow path takes from the stream's other pool only
@@ -397,6 +400,7 @@ void *vl_caching_alloc(vl_caching *c, size_t size, vl_stream s)
     void *planned;
     if (c->plan && vl_plan_serve(c, size, s, &planned)) return planned;
     c->st.allocs++;
+    vl_caching_budget_tick(c);
     if (c->npending) vl_caching_process_events(c, 0);
     if (c->retire_head) vl_release_process(c, 0);
     size_t rounded = size <= VL_CACHING_MAX_REQUEST ? vl_caching_round_size(size, c->cfg.roundup_div) : size;
@@ -406,15 +410,12 @@ void *vl_caching_alloc(vl_caching *c, size_t size, vl_stream s)
         return NULL;
     }
     vl_cpool *p = &st->pools[vl_caching_is_small(rounded) ? 0 : 1];
-    if (st->parked) {
-        int hit = parked_is_best_fit(c, p, st->parked, rounded);
-        vl_park_score(st, hit);
+    if (st->park.block) {
+        int hit = parked_is_best_fit(c, p, st->park.block, rounded);
+        vl_park_score(&st->park, hit);
         if (hit) {
-            st->park_ok = st->parked; /* the verdict, while both pools' bins stay (parked_is_best_fit) */
-            st->park_ok_version = p->bins.version;
-            st->park_ok_own = st->parked->seg->pool;
-            st->park_ok_own_version = st->park_ok_own->bins.version;
-            c->park_hits++;
+            vl_park_remember(&st->park, p);
+            c->parking.hits++;
             return hand_out(c, st, vl_park_take(c, st), size);
         }
         vl_park_release(c, st); /* any other request sees it in the bins, as after its free */
@@ -473,7 +474,7 @@ void vl_caching_free(vl_caching *c, void *ptr)
         /* No record_use: reusable at once by the block's own stream, even if another
          * stream still works on it. That is PyTorch's race, reproduced on purpose. */
         c->st.active_bytes -= (int64_t)b->size;
-        if (vl_park_wanted(c, st)) vl_park_put(c, st, b);
+        if (vl_park_wanted(&st->park, c->cfg.park)) vl_park_put(c, st, b);
         else vl_caching_release_block(c, b);
         /* The stream holds nothing: lay its cache out again as a cold pass would find it. */
         if (c->cfg.pack && st->allocated == 0) vl_expandable_idle(c, st);

@@ -25,10 +25,10 @@
  * address); only statistics read between a free and the next request can differ (the
  * parked block is not merged with its free neighbours yet).
  *
- * Invariants (checked by vl_caching_check): a PARKED block is the `parked` block of the
+ * Invariants (checked by vl_caching_check): a PARKED block is the `park.block` of the
  * stream that owns its pool, is in neither the pointer table nor the bins and has no
- * uses; a stream with one is on the parked_streams list (a stream may stay listed without one:
- * the list is emptied at every release of all). */
+ * uses; a stream with one is on the allocator's parking list (park_state.h; a stream
+ * may stay listed without one: the list is emptied at every release of all). */
 #ifndef VL_CACHING_PARK_H
 #define VL_CACHING_PARK_H
 
@@ -37,27 +37,37 @@
 #define VL_PARK_PROBE 32
 #define VL_PARK_SCORE_MAX 64
 
-/* Whether st parks its next free now. */
-static inline int vl_park_wanted(const vl_caching *c, vl_cstream *st)
+/* Whether a stream with slot p parks its next free now (enabled: cfg.park). */
+static inline int vl_park_wanted(vl_cpark *p, int enabled)
 {
-    return c->cfg.park && (st->park_score >= 0 || ++st->park_skipped % VL_PARK_PROBE == 0);
+    return enabled && (p->score >= 0 || ++p->skipped % VL_PARK_PROBE == 0);
 }
 
 /* The request after a parked free took the block back (hit) or not. */
-static inline void vl_park_score(vl_cstream *st, int hit)
+static inline void vl_park_score(vl_cpark *p, int hit)
 {
-    if (hit && st->park_score < 0) st->park_score = 0; /* a probe taken back: park again */
-    st->park_score += hit ? 3 : -1;
-    if (st->park_score > VL_PARK_SCORE_MAX) st->park_score = VL_PARK_SCORE_MAX;
-    if (st->park_score < -VL_PARK_SCORE_MAX) st->park_score = -VL_PARK_SCORE_MAX;
+    if (hit && p->score < 0) p->score = 0; /* a probe taken back: park again */
+    p->score += hit ? 3 : -1;
+    if (p->score > VL_PARK_SCORE_MAX) p->score = VL_PARK_SCORE_MAX;
+    if (p->score < -VL_PARK_SCORE_MAX) p->score = -VL_PARK_SCORE_MAX;
+}
+
+/* A hit's verdict, kept while both pools' bins stay as they are (parked_is_best_fit):
+ * the block, the request's pool's version and the block's own pool and its version. */
+static inline void vl_park_remember(vl_cpark *p, const vl_cpool *request_pool)
+{
+    p->ok = p->block;
+    p->ok_version = request_pool->bins.version;
+    p->ok_own = p->block->seg->pool;
+    p->ok_own_version = p->ok_own->bins.version;
 }
 
 /* Takes st's parked block out of its slot (PARKED still: the caller hands it out or
  * releases it). */
 static inline vl_cblock *vl_park_take(vl_caching *c, vl_cstream *st)
 {
-    vl_cblock *b = st->parked;
-    st->parked = NULL;
+    vl_cblock *b = st->park.block;
+    st->park.block = NULL;
     if (b->whole) c->whole_free_bytes -= (int64_t)b->size;
     b->whole = 0;
     return b;

@@ -7,7 +7,7 @@
  * unmap would stall each allocation that reclaims behind all the queued work.
  *
  * How:
- *   - reclaim (segments_expandable.c) turns the free chunks it gives up into RETIRING
+ *   - reclaim (expandable_reclaim.c) turns the free chunks it gives up into RETIRING
  *     blocks: out of the bins, still mapped, never reused; one event recorded on the
  *     stream whose pools hold them covers them all (a batch). That stream is alive: the
  *     caller is allocating on it right now. Programs may destroy a stream while the
@@ -123,7 +123,7 @@ int vl_release_unmap_span(vl_caching *c, uintptr_t addr, size_t size, int keep)
 
 int64_t vl_release_spare_cap(const vl_caching *c)
 {
-    double reclaim = c->budget > 0 ? c->budget : 0;
+    double reclaim = c->budget.value > 0 ? c->budget.value : 0;
     return (int64_t)((1.0 + reclaim) * (double)c->allocated_high_water) + c->last_batch_bytes;
 }
 
@@ -171,6 +171,8 @@ size_t vl_release_lend_span(vl_caching *c, vl_clend *l, const vl_csegment *s, ui
     l->at += size;
     l->batch->lent += size;
     c->lent_bytes += (int64_t)size;
+    /* Lent bytes are a prefix of the batch, each block from its low end. */
+    vl_assert_internal(l->at <= l->block->addr + l->block->size);
     return size;
 }
 
@@ -242,6 +244,7 @@ vl_cretire *vl_release_queue(vl_caching *c, vl_cstream *st, vl_cblock *list)
     r->blocks = list;
     r->next = NULL;
     r->lent = 0;
+    vl_assert_internal(list->state == VL_CB_RETIRING && (c->retire_tail == NULL) == (c->retire_head == NULL));
     c->last_batch_bytes = 0;
     for (const vl_cblock *b = list; b; b = b->retire_next) c->last_batch_bytes += (int64_t)b->size;
     if (c->retire_tail) c->retire_tail->next = r;
@@ -267,11 +270,12 @@ void vl_release_process(vl_caching *c, int all)
         if (r->event) c->dev->ops->event_release(c->dev, r->event);
         vl_cblock *blocks = r->blocks;
         size_t lent = r->lent; /* lent_bytes goes down chunk by chunk as they are unmapped */
+        vl_assert_internal((int64_t)lent <= c->lent_bytes && c->retiring_bytes >= 0);
         vl_slab_put(&c->nodes, r);
         /* The stream-ordered unmaps of relocation (drains, all = 1, are trim and pressure). */
         uint64_t t0 = all ? 0 : vl_now_ns();
         finish_batch(c, blocks, !all, lent);
-        if (!all) c->relocation_unmap_ns += (int64_t)(vl_now_ns() - t0);
+        if (!all) c->relocation.unmap_ns += (int64_t)(vl_now_ns() - t0);
     }
     if (!all && c->spare_bytes > 0) vl_release_spares(c, vl_release_spare_cap(c));
 }
