@@ -9,8 +9,11 @@
 #                        COMPLETE, interruption, trace fixtures, the time estimate;
 #                        stand-in programs, no GPU
 #   make test-make-cli   tests/make_cli/run.sh: unknown variables, QUICK=0, ONLY=, V=1
+#   make test-vramlab    tests/vramlab/test_package.py: the Python package scripts/vramlab/
+#                        (the verdict vocabulary, the number formatter, the CSV reader, the
+#                        launchers from any folder, no sys.path edit, short docstrings)
 
-.PHONY: test-runner test-bench-cli test-make-cli
+.PHONY: test-runner test-bench-cli test-make-cli test-vramlab
 
 test-runner:
 	@tests/runner/run.sh
@@ -21,4 +24,7 @@ test-bench-cli:
 test-make-cli:
 	@tests/make_cli/run.sh
 
-TEST_EXTRA_TARGETS += test-runner test-bench-cli test-make-cli
+test-vramlab:
+	@python3 tests/vramlab/test_package.py
+
+TEST_EXTRA_TARGETS += test-runner test-bench-cli test-make-cli test-vramlab

@@ -63,10 +63,10 @@ test-gpu-torch: plugin
 
 # The snapshot converter on synthetic snapshots: no torch, no GPU.
 test-torch-snapshot:
-	@python3 scripts/torch/test_snapshot_to_csv.py
+	@python3 tests/torch/test_snapshot_to_csv.py
 
 torch-traces:
-	@python3 scripts/torch/record_traces.py --out results/traces
+	@python3 scripts/vl torch.record_traces --out results/traces
 
 # The pluggable-allocator entry points under test, linked statically (the same code
 # as the .so); run by `make test` with the other build/tests/test_* binaries.

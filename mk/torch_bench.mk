@@ -1,7 +1,7 @@
-# Live PyTorch benchmark: the workload zoo (scripts/torch/zoo.py, workloads.py) in fresh
-# processes, one allocator each, under PyTorch's allocators, vramlab's through the plugin,
-# and RMM's through the same plugin (scripts/torch/bench.py, statistics
-# scripts/torch/bench_stats.py, figures plots/torch_zoo.gp and plots/torch_bench.gp).
+# Live PyTorch benchmark: the workload zoo (scripts/vramlab/torch/zoo.py, workloads.py) in
+# fresh processes, one allocator each, under PyTorch's allocators, vramlab's through the
+# plugin, and RMM's through the same plugin (scripts/vl torch.bench: vramlab/torch/bench.py,
+# statistics vramlab/torch/bench_stats.py, figures plots/torch_zoo.gp and plots/torch_bench.gp).
 #   make torch-bench [QUICK=1] [ZOO=tune|confirm|all] [RUN=id] [ROUNDS=n] [BUDGET=seconds]
 #                    [RESUME=1] [TORCH_BENCH_ARGS='--workloads moe --allocators torch,vramlab-expandable']
 #       results/torch-bench/<run-id>/{samples,summary,verdict}.csv, report.txt, zoo.md,
@@ -9,8 +9,8 @@
 #       installed, elsewhere later: make plots RUN=torch-bench/<run-id>
 #   A long run in time-boxed calls: the first with RUN=x BUDGET=540 (seconds), the next
 #   ones the same plus RESUME=1 (skips the processes samples.csv already has, re-runs
-#   failed ones), until it prints "bench: complete" (scripts/torch/README.md).
-#   Stopped by a signal (timeout), bench.py keeps the finished processes and exits 124.
+#   failed ones), until it prints "bench: complete" (scripts/vramlab/torch/README.md).
+#   Stopped by a signal (timeout), the bench keeps the finished processes and exits 124.
 #   make test-torch-bench   statistics, verdict, CSVs, figure and the skip: no torch, no GPU
 #   make test-tradeoff      the trade-off and steps-from analyses of a run (also in make test)
 # Without torch or a GPU the script exits 77; make can only exit 0 or 2, so a skip is
@@ -26,15 +26,15 @@ TEST_HEAVY_TARGETS += test-torch-bench
 TEST_EXTRA_TARGETS += test-tradeoff
 
 torch-bench: $(TORCH_BENCH_DEPS)
-	@why=$$(python3 scripts/torch/bench.py --check 2>&1); rc=$$?; \
+	@why=$$(python3 scripts/vl torch.bench --check 2>&1); rc=$$?; \
 	 if [ $$rc -eq 77 ]; then echo "$$why"; echo "SKIP torch-bench: $$(echo "$$why" | tail -1)"; exit 0; fi; \
 	 [ $$rc -eq 0 ] || { echo "$$why"; exit $$rc; }; \
-	 python3 scripts/torch/bench.py $(if $(QUICK),--quick) $(if $(ZOO),--zoo $(call vl_shq,$(ZOO))) $(if $(RUN),--run-id $(call vl_shq,$(RUN))) \
+	 python3 scripts/vl torch.bench $(if $(QUICK),--quick) $(if $(ZOO),--zoo $(call vl_shq,$(ZOO))) $(if $(RUN),--run-id $(call vl_shq,$(RUN))) \
 	   $(if $(ROUNDS),--rounds $(call vl_shq,$(ROUNDS))) $(if $(BUDGET),--budget $(call vl_shq,$(BUDGET))) \
 	   $(if $(filter-out 0 no,$(RESUME)),--resume) --plugin $(PLUGIN_SO) $(TORCH_BENCH_ARGS)
 
 test-torch-bench:
-	@python3 scripts/torch/test_bench.py && python3 scripts/torch/test_tradeoff.py
+	@python3 tests/torch/test_bench.py && python3 tests/torch/test_tradeoff.py
 
 test-tradeoff:
-	@python3 scripts/torch/test_tradeoff.py
+	@python3 tests/torch/test_tradeoff.py

@@ -11,7 +11,8 @@
 # the machine spreads over all programs instead of landing on the last ones.
 #
 # Suite lines (tab-separated): program  devices  allocs  args  quick_args  [label]
-#   devices: cuda | sim | "cuda sim" | multi (cuda, using every GPU; skips itself with 77 on one)
+#   devices: cuda | sim | "cuda sim" | multi (cuda, using every GPU; skips itself with 77 on one);
+#   a device written DEV:full (cuda:full) runs in the default and full tiers, not in --quick
 #   allocs: SPECs, @all, @peers, - (no --alloc) or -peer (no --alloc, a program that
 #   loads a peer: left out as @peers is);  args: - for none
 #   (@all: vramlab's own and the CUDA allocators; @peers: PyTorch's and RMM's, each skipped
@@ -242,6 +243,10 @@ while IFS=$'\t' read -r _ prog devices allocs args qargs label; do
     [ -n "$alloc_override" ] && [ "$allocs" != - ] && allocs=$alloc_override
     suite_fixtures # a full trace not recorded here: its shipped fixture, labelled so
     for dev in $devices; do
+        if [[ $dev == *:full ]]; then # not in the quick tier alone
+            [ "$quick" = 1 ] && [ "$full" = 0 ] && continue
+            dev=${dev%:full}
+        fi
         [ "$multi_only" = 1 ] && [ "$dev" != multi ] && continue
         [ "$dev" = multi ] && [ -n "$device_override" ] && continue
         [ "$dev" != sim ] && [ "$have_gpu" = 0 ] && continue
@@ -290,7 +295,7 @@ job_tag() {
 
 # The estimate: each job's median seconds in earlier runs of this kind (quick or not).
 declare -A est_of
-while read -r name secs; do est_of[$name]=$secs; done < <(python3 scripts/bench.d/history.py --quick "$quick" --exclude "$out" "$results" 2>/dev/null)
+while read -r name secs; do est_of[$name]=$secs; done < <(python3 scripts/vl history --quick "$quick" --exclude "$out" "$results" 2>/dev/null)
 est_pass=0 untimed=0
 for job in "${jobs[@]}"; do
     IFS=$'\t' read -r prog dev alloc _ _ label <<<"$job"
@@ -391,7 +396,7 @@ else
             "$(awk -v a="$(date +%s.%N)" -v b="$t_rep" 'BEGIN { print a - b }')" "$failed" \
             "$([ "$untimed" != "$total" ] && echo ", ~$(fmt_secs "$est_left") left")"
     done
-    python3 scripts/compare.d/summarize.py "$out" || echo "bench: the summary over repetitions failed" >&2
+    python3 scripts/vl compare.summarize "$out" || echo "bench: the summary over repetitions failed" >&2
 fi
 elapsed=$(awk -v a="$(date +%s.%N)" -v b="$start_all" 'BEGIN { printf "%.2f", a - b }')
 

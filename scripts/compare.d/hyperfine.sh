@@ -92,7 +92,7 @@ while IFS=$'\t' read -r where prog devices allocs args qargs label; do
     name=$prog${label:+.$label}
     for alloc in $allocs; do
         selected=$((selected + 1))
-        if [[ " $devices " != *" $want "* ]]; then
+        if [[ " ${devices//:full/} " != *" $want "* ]]; then
             left_out["$where"$'\t'"$name"$'\t'"$alloc"]="devices '$devices': $([ "$have_gpu" = 1 ] && echo "the cuda lines are timed here" || echo "no GPU here: the sim lines are timed")"
             continue
         fi
@@ -163,7 +163,7 @@ for ((k = 1; k <= repeat; k++)); do
             status=1
             for job in "${timing[@]}"; do left_out[$job]="hyperfine failed (exit $rc; a timed run failed?)"; done
         fi
-        python3 scripts/compare.d/hyperfine_to_csv.py "$json" >"$out/hyperfine.$tag.csv" || status=1
+        python3 scripts/vl compare.hyperfine_to_csv "$json" >"$out/hyperfine.$tag.csv" || status=1
         rm -f "$scratch"/*.csv
         jobs=$((jobs + 1))
     done

@@ -9,8 +9,8 @@ import math
 import os
 import re
 
-import rankstats
-import vlresults
+from vramlab import rankstats
+from vramlab import results as vlresults
 from spec import SpecError, matches
 
 

@@ -8,8 +8,8 @@ import re
 
 import figures
 import spec
-import vlresults
-import rankstats
+from vramlab import results as vlresults
+from vramlab import rankstats
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 FINDINGS = os.path.join(os.path.dirname(HERE), "findings.d")

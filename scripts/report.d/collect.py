@@ -5,7 +5,7 @@ import glob
 import os
 import re
 
-import vlresults
+from vramlab import results as vlresults
 
 # The key measurement per program: the one column its bad and fixed variants (or its
 # allocators, for a benchmark) are told apart by. Others: the first summary median.

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The reference values that scripts/compare.d/covariate.py is checked against, computed
+"""The reference values that vramlab/covariate.py is checked against, computed
 with numpy (least squares, the inverse of X'X) and scipy (Student's t quantile), never with
 the project's own code. gen_covariate_reference.py (numpy and scipy needed) rewrites
 tests/compare/covariate_reference.json; test_covariate.py checks covariate.py against that

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The reference values that scripts/compare's statistics (scripts/compare.d/rankstats.py)
+"""The reference values that scripts/compare's statistics (vramlab/rankstats.py)
 are checked against, computed with scipy and by brute force, never with the project's
 own code. `gen_reference.py` (scipy needed: apt-get install python3-scipy) rewrites
 tests/compare/reference.json; test_reference.py checks rankstats against that file,

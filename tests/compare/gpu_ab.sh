@@ -87,7 +87,7 @@ while [ $# -gt 0 ]; do
                 build/bin/alloc_latency --quick --alloc $alloc -o "$d/rep-$k/alloc_latency.$alloc.csv" 2>>"$d/stderr.log"
             done
         done
-        python3 scripts/compare.d/summarize.py "$d"
+        python3 scripts/vl compare.summarize "$d"
         tar czf "$OUT/torch.tgz" "$d"
         ;;
     abrev)

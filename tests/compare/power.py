@@ -14,9 +14,9 @@ import random
 import sys
 
 sys.dont_write_bytecode = True
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "scripts", "compare.d"))
-import verdict  # noqa: E402
-import vlresults  # noqa: E402
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "scripts"))  # vramlab
+from vramlab import verdict  # noqa: E402
+from vramlab import results as vlresults  # noqa: E402
 
 
 def load(folders):

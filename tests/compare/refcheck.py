@@ -1,4 +1,4 @@
-"""What the reference tests of scripts/compare.d (test_reference.py, test_covariate.py)
+"""What the reference tests of the vramlab package (test_reference.py, test_covariate.py)
 share: the module path, one printed line per check, a failure count, and closeness of a
 computed value to a reference one."""
 import os
@@ -6,7 +6,7 @@ import sys
 
 sys.dont_write_bytecode = True
 HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.join(HERE, "..", "..", "scripts", "compare.d"))
+sys.path.insert(0, os.path.join(HERE, "..", "..", "scripts"))  # the vramlab package
 sys.path.insert(0, HERE)
 
 failures = 0

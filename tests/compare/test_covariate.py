@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Checks scripts/compare.d/covariate.py against reference values from numpy and scipy
+"""Checks vramlab/covariate.py against reference values from numpy and scipy
 (tests/compare/gen_covariate_reference.py): always against the stored
 covariate_reference.json, and with --live against values computed afresh (scipy needed;
 exit 77 without it). Also what it refuses: too few processes, a probe that does not vary.
@@ -8,8 +8,8 @@ import json
 import math
 import sys
 
-import refcheck  # noqa: E402  (sets the path to scripts/compare.d)
-import covariate  # noqa: E402
+import refcheck  # noqa: E402  (sets the path to the vramlab package)
+from vramlab import covariate  # noqa: E402
 import gen_covariate_reference as gen  # noqa: E402
 from refcheck import check  # noqa: E402
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Checks scripts/compare.d/rankstats.py against reference values from scipy and brute
+"""Checks vramlab/rankstats.py against reference values from scipy and brute
 force (tests/compare/gen_reference.py): always against the stored tests/compare/
 reference.json, and with --live against values computed afresh with scipy, which
 must then be importable (run.sh picks a python3 that has it, or reports the skip).
@@ -8,9 +8,9 @@ import json
 import math
 import sys
 
-import refcheck  # noqa: E402  (sets the path to scripts/compare.d)
+import refcheck  # noqa: E402  (sets the path to the vramlab package)
 import gen_reference  # noqa: E402
-import rankstats  # noqa: E402
+from vramlab import rankstats  # noqa: E402
 from refcheck import check, close  # noqa: E402
 
 

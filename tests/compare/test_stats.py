@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Checks of scripts/compare's statistics (scripts/compare.d/rankstats.py, verdict.py) on
+"""Checks of scripts/compare's statistics (vramlab/rankstats.py, verdict.py) on
 synthetic samples with the process-to-process noise seen on GPU VMs: each process lands
 in a fast or a slow mode (a third fast, as measured: 443-494 ns against 689-841 ns), and
 every metric of a process shares its mode. Run by tests/compare/run.sh; prints one line
@@ -21,10 +21,9 @@ import sys
 
 sys.dont_write_bytecode = True
 HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.join(HERE, "..", "..", "scripts", "compare.d"))
-import rankstats  # noqa: E402
-import verdict  # noqa: E402
-from vlresults import Metric  # noqa: E402
+sys.path.insert(0, os.path.join(HERE, "..", "..", "scripts"))  # the vramlab package
+from vramlab import rankstats, verdict  # noqa: E402
+from vramlab.results import Metric  # noqa: E402
 
 failures = 0
 

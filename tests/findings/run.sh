@@ -99,7 +99,7 @@ expect "saying so" 'only unknown \(empty\) values'
 reject "never printed as a number" '\| raw \| 0'
 cp "$tmp/out" "$tmp/unknown.out"
 check "a median skips the unknown value instead of reading it as 0" 0 python3 -c "
-import sys; sys.path[:0] = ['scripts/findings.d', 'scripts/compare.d']
+import sys; sys.path[:0] = ['scripts/findings.d', 'scripts']
 import figures, spec, stored
 b = spec.load('$tmp/spec/figures.tsv')[0]
 f = [x for x in b.figures if x.name == 'raw'][0]

@@ -81,8 +81,8 @@ assert head == want, f"header {head[:9]}... is not {want[:9]}..."
 assert all(len(r) == len(head) for r in body), "a row has another field count than the header"
 assert all(r[4] == cols[0] for r in body), "the baseline is not the first column"
 # every metric: one row per (file, row, metric) of the baseline's repetitions
-sys.path.insert(0, "scripts/compare.d")
-import vlresults
+sys.path.insert(0, "scripts")  # the vramlab package
+from vramlab import results as vlresults
 base = vlresults.Run(os.path.join(fleet, cols[0]))
 expect = {(f, m.row, m.name) for f, ms in base.files.items() for m in ms}
 got = {(r[0], r[1], r[2]) for r in body}

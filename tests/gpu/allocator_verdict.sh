@@ -88,8 +88,8 @@ part_cold() {
     done
     python3 - "$d/cold.csv" "$cold_rounds" "${cold_specs[@]}" <<'EOF' | tee "$d/summary.txt"
 import sys
-sys.path.insert(0, "scripts/compare.d")
-import cold
+sys.path.insert(0, "scripts")  # the vramlab package
+from vramlab import cold
 rate = cold.first_pass_rates(sys.argv[1])
 for spec in sys.argv[3:]:
     print(f"cold pass ops/s, median of {sys.argv[2]} processes: vramlab {spec} / PyTorch expandable segments;"

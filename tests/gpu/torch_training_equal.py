@@ -21,8 +21,8 @@ import sys
 import tempfile
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))),
-                                "scripts", "torch"))
-import gpu_check  # noqa: E402  (scripts/torch/gpu_check.py: the skip check shared with bench.py)
+                                "scripts"))  # the vramlab package
+from vramlab.torch import gpu_check  # noqa: E402  (the skip check shared with the torch-bench)
 
 SPECS = ("caching", "caching:segments=expandable")
 

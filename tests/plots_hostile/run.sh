@@ -2,11 +2,12 @@
 # Every plot in plots/*.gp, rendered as its users render it, from real results whose
 # string cells are hostile (hostile.py: shell and gnuplot code, quotes, a newline inside
 # a quoted cell, formats, macros), in hostile file and folder names:
-#   static    no plot script holds system(), eval, load or a macro, and a '<' pipe takes
-#             names only through shq()
+#   static    no plot script runs a command (system, a '<' or '|' pipe, backquotes,
+#             shell, !) or holds eval, load or a macro
 #   rounds    scripts/plots.sh on a run folder of one real CSV per program, and each
-#             other script as its tool calls it (gnuplot -c SCRIPT OUT FILES LABELS, cwd
-#             a scratch folder): every value in every payload (the rows once per
+#             other script as its tool calls it (gnuplot -c SCRIPT OUT FILES LABELS, or
+#             scripts/plots.sh --render for those whose inputs it prepares; cwd a
+#             scratch folder): every value in every payload (the rows once per
 #             payload), then newlines inside cells, then the header rows hostile too.
 #             Nothing may run (no PWNED* file appears in the scratch folder, the
 #             repository or /tmp) and gnuplot may not crash; a plot may fail to draw.
@@ -22,12 +23,17 @@ trap 'rm -rf "$tmp"' EXIT
 . "$repo/tests/support/checks.sh"
 
 # static: what the scripts could run, read off their code (comment lines and the text
-# of string literals left out).
-code=$(grep -nH '' "$repo"/plots/*.gp | grep -vE '^[^:]+:[0-9]+: *#' | sed -E "s/'([^']|'')*'/''/g; s/\"([^\"\\\\]|\\\\.)*\"/\"\"/g" |
-    grep -E 'system *\(|(^|[^a-z_])(eval|load)([^a-z_]|$)|@')
+# of string literals left out; backquotes only outside '...', where gnuplot expands them).
+code=$(grep -nH '' "$repo"/plots/*.gp | grep -vE '^[^:]+:[0-9]+: *#' | sed -E "s/'([^']|'')*'/''/g")
+code=$(grep -E '`' <<<"$code"; sed -E "s/\"([^\"\\\\]|\\\\.)*\"/\"\"/g" <<<"$code" |
+    grep -E '(^|[^a-z_])(system|eval|load|shell)([^a-z_]|$)|@|^[^:]+:[0-9]+: *!')
 [ -z "$code" ] && passes=$((passes + 1)) || { echo "FAIL: plots run code or commands:"; echo "$code" | sed 's/^/    /'; failures=$((failures + 1)); }
-pipes=$(grep -nH '' "$repo"/plots/*.gp | grep -vE '^[^:]+:[0-9]+: *#' | grep -E "[\"']<" | grep -v 'shq(')
-[ -z "$pipes" ] && passes=$((passes + 1)) || { echo "FAIL: a '<' pipe without shq():"; echo "$pipes" | sed 's/^/    /'; failures=$((failures + 1)); }
+# A string that gnuplot would open as a pipe ('<cmd' a data source, '|cmd' an output),
+# whatever its quotes, spaces or octal escapes: every such literal, as file:line:literal.
+pipes=$(for gp in "$repo"/plots/*.gp; do
+    sed -E 's/^ *#.*//' "$gp" | grep -noE "'([^']|'')*'|\"([^\"\\\\]|\\\\.)*\"" | sed "s|^|${gp##*/}:|"
+done | grep -E "^[^:]+:[0-9]+:['\"][[:space:]]*([<|]|\\\\0*74|\\\\0*174)")
+[ -z "$pipes" ] && passes=$((passes + 1)) || { echo "FAIL: a plot opens a pipe (gnuplot reads plain files only):"; echo "$pipes" | sed 's/^/    /'; failures=$((failures + 1)); }
 
 # fixtures/: one real CSV per plot (fixtures/SOURCES: where from), fixtures/<program>.csv.
 # plots.sh renders a run folder's <program>.*.csv; the others are drawn by their tools
@@ -48,7 +54,7 @@ zoo_tradeoff|$fx/zoo_tradeoff.csv|x
 zoo_tradeoff_live|$fx/zoo_tradeoff_live.csv|x
 zoo_tradeoff_procs|$fx/zoo_tradeoff_procs.csv|x"
 # noise.csv as scripts/ab writes it, from compare.csv.
-python3 "$repo/scripts/compare.d/noise.py" "$fx/compare.csv" 8 >"$tmp/noise.csv" ||
+python3 "$repo/scripts/vl" noise "$fx/compare.csv" 8 >"$tmp/noise.csv" ||
     { echo "FAIL: noise.py"; failures=$((failures + 1)); }
 
 # Every script has an input here: a new plot needs one.
@@ -82,7 +88,7 @@ export PATH=$tmp/bin:$PATH
 # round NAME HOSTILE-OPTIONS...: every plot once, from its inputs made hostile
 # (hostile.py with those options), under hostile file and folder names.
 round() {
-    local r=$tmp/$1 p gp files labels i in run label conv=()
+    local r=$tmp/$1 p gp files labels i in run label conv=() render
     shift
     in="$r/in/in';touch\${IFS}PWNED20;'\$(touch PWNED21)"
     run="$r/run \"q\" '\`touch PWNED22\`'"
@@ -108,7 +114,9 @@ round() {
         for i in "${!list[@]}"; do files+=${files:+$'\n'}$in/$p.$i.csv; done
         # a label that is a value of the data (compare_strip: the program) is what it became
         case $labels in =*) labels=$(python3 "$here/hostile.py" --name "${labels#=}") ;; *) labels=${labels//;/$'\n'} ;; esac
-        (cd "$r/cwd" && gnuplot -c "plots/$p.gp" "$r/$p.png" "$files" "$labels") </dev/null >"$r/$p.log" 2>&1
+        # the scripts whose input plots.sh prepares are drawn through it (their headers say so)
+        case $p in zoo_criterion | zoo_tradeoff) render=("$repo/scripts/plots.sh" --render) ;; *) render=(gnuplot -c) ;; esac
+        (cd "$r/cwd" && "${render[@]}" "plots/$p.gp" "$r/$p.png" "$files" "$labels") </dev/null >"$r/$p.log" 2>&1
     done <<<"$direct"
     (cd "$r/cwd" && gnuplot -c plots/matrix.gp "$in/cells.csv" "$r/matrix.png" 3 2 1 "$label" 30) </dev/null >"$r/matrix.log" 2>&1
 }

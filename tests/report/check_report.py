@@ -14,9 +14,9 @@ import sys
 sys.dont_write_bytecode = True
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path[:0] = [os.path.join(HERE, "..", "..", "scripts", "compare.d"), os.path.join(HERE, "..", "..", "scripts", "report.d")]
+sys.path[:0] = [os.path.join(HERE, "..", "..", "scripts"), os.path.join(HERE, "..", "..", "scripts", "report.d")]
 import render  # noqa: E402
-import vlresults  # noqa: E402
+from vramlab import results as vlresults  # noqa: E402
 
 fails = []
 

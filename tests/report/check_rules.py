@@ -17,8 +17,8 @@ import sys
 
 sys.dont_write_bytecode = True
 HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path[:0] = [os.path.join(HERE, "..", "..", "scripts", "compare.d"), HERE]
-import vlresults  # noqa: E402
+sys.path[:0] = [os.path.join(HERE, "..", "..", "scripts"), HERE]
+from vramlab import results as vlresults  # noqa: E402
 import check_report  # noqa: E402
 
 

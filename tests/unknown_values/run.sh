@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Unknown is not a number: a CSV's empty field (the convention for an unknown or
 # unmeasured value, lib/csv.h) is missing for every reader, never 0 or -1:
-# scripts/compare and scripts/matrix (scripts/compare.d/vlresults.py), the plots
+# scripts/compare and scripts/matrix (scripts/vramlab/results.py), the plots
 # (plots/common.gp) and scripts/findings (tests/findings/run.sh covers it). No GPU.
 cd "$(dirname "$0")/../.." || exit 2
 tmp=$(mktemp -d)
