@@ -4,11 +4,11 @@
 # registered in TEST_EXTRA_TARGETS.
 #
 #   make findings         rewrite the generated blocks (README.md, docs/*.md) from the stored data
-#                         (scripts/findings; what each figure is: scripts/findings.d/figures.tsv)
+#                         (scripts/findings; what each figure is: scripts/vramlab/findings/figures.tsv)
 #   make findings-check   fail when a generated block (README.md, docs/*.md) differs from what the
 #                         stored data give (a figure edited by hand); no GPU, seconds
 #   make test-findings    tests/findings/run.sh: the generator and the check on fake data
-#   make citations-check  scripts/findings.d/citations.py: fail on a stored run under
+#   make citations-check  scripts/vl findings.citations: fail on a stored run under
 #                         results/reference/ that no findings block, doc, test or cited run's
 #                         README cites, on a citation of results/reference/... that is not
 #                         stored, and on an empty file under results/; no GPU, seconds
@@ -26,7 +26,7 @@ test-findings: $(BUILD)/bin/alloc_latency
 	@VL_BIN=$(BUILD)/bin tests/findings/run.sh
 
 citations-check:
-	@scripts/findings.d/citations.py
+	@scripts/vl findings.citations
 
 test-citations:
 	@tests/findings/citations.sh

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Tests of scripts/findings.d/citations.py (make citations-check) without a GPU: the tree
+# Tests of scripts/vl findings.citations (make citations-check) without a GPU: the tree
 # passes; on a fake tree, a stored run that nothing cites, a citation of a run or file
 # that is not stored, a figures.tsv block matching nothing and an empty file under
 # results/ each fail, naming it; a run named by a cited run's README, by its bare name, by
@@ -10,7 +10,7 @@ cd "$(dirname "$0")/../.." || exit 2
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 . tests/support/checks.sh
-cit=scripts/findings.d/citations.py
+cit="scripts/vl findings.citations"
 ref=results/reference   # written as $ref/NAME so this file cites no stored run itself
 
 check "the tree's stored runs and citations agree" 0 $cit
@@ -18,7 +18,7 @@ expect "counted" '^citations-check: [0-9]+ stored runs, [0-9]+ cited; 0 problem\
 
 # --- a fake tree ---------------------------------------------------------------------------
 root=$tmp/root
-mkdir -p "$root/$ref" "$root/docs" "$root/tests" "$root/scripts/findings.d"
+mkdir -p "$root/$ref" "$root/docs" "$root/tests" "$root/scripts/vramlab/findings"
 run() { # NAME FILE...: a stored run with those files, each holding a line
     local d=$root/$ref/$1; shift
     mkdir -p "$d"
@@ -38,7 +38,7 @@ echo "replays ../input-of-b/traces.txz" >"$root/$ref/cited-b/README.txt"
 echo "baseline: ../only-by-uncited/" >"$root/$ref/uncited/README.txt"
 printf '# catalogue\n| `reference/uncited/` | listed |\n' >"$root/results/README.md"
 printf 'block\tg\t%s/glob-old-*\tcmd\nblock\tp\t%s/not-yet-*\tcmd\tpending\n' "$ref" "$ref" \
-    >"$root/scripts/findings.d/figures.tsv"
+    >"$root/scripts/vramlab/findings/figures.tsv"
 # a test building its own fake run: neither a citation nor dangling
 printf 'd=$root/%s/fake-run\nexpect "x" "source: %s/fake-run"\n' "$ref" "$ref" >"$root/tests/fake.sh"
 
@@ -77,10 +77,10 @@ printf '| `reference/gone-too/` | listed |\n' >>"$root/results/README.md"
 check "a catalogue row of a run that is not stored fails" 1 c
 expect "naming it" "results/README.md:2: $ref/gone-too/ does not exist"
 printf '# catalogue\n' >"$root/results/README.md"
-printf 'block\tq\t%s/never-stored\tcmd\n' "$ref" >>"$root/scripts/findings.d/figures.tsv"
+printf 'block\tq\t%s/never-stored\tcmd\n' "$ref" >>"$root/scripts/vramlab/findings/figures.tsv"
 check "a block whose folder is not stored fails" 1 c
 expect "naming the block" "figures.tsv:3 \(block q\): $ref/never-stored does not exist"
-sed -i '$d' "$root/scripts/findings.d/figures.tsv"
+sed -i '$d' "$root/scripts/vramlab/findings/figures.tsv"
 check "fixed again: passes" 0 c
 
 : >"$root/$ref/cited-a/empty.log"

@@ -99,8 +99,8 @@ expect "saying so" 'only unknown \(empty\) values'
 reject "never printed as a number" '\| raw \| 0'
 cp "$tmp/out" "$tmp/unknown.out"
 check "a median skips the unknown value instead of reading it as 0" 0 python3 -c "
-import sys; sys.path[:0] = ['scripts/findings.d', 'scripts']
-import figures, spec, stored
+import sys; sys.path[:0] = ['scripts']
+from vramlab.findings import figures, spec, stored
 b = spec.load('$tmp/spec/figures.tsv')[0]
 f = [x for x in b.figures if x.name == 'raw'][0]
 v = figures.evaluate(f, stored.resolve_folder('$root', b.folder), figures.Source(), False)
@@ -183,8 +183,8 @@ text_case 's/\ttext\ts$/\ttext\ts|none/' "an empty text with FORMAT|TEXT" 0 "pri
 # --- the real findings_rep block on a fake folder of tests/gpu/findings_remeasure.sh's layout ---
 rep_root=$tmp/reproot
 mkdir -p "$tmp/repspec/blocks" "$rep_root"
-grep -P '^(block|fig)\tfindings_rep\t' scripts/findings.d/figures.tsv >"$tmp/repspec/figures.tsv"
-cp scripts/findings.d/blocks/findings_rep.md "$tmp/repspec/blocks/"
+grep -P '^(block|fig)\tfindings_rep\t' scripts/vramlab/findings/figures.tsv >"$tmp/repspec/figures.tsv"
+cp scripts/vramlab/findings/blocks/findings_rep.md "$tmp/repspec/blocks/"
 printf '<!-- findings:findings_rep begin -->\n<!-- findings:findings_rep end -->\n' >"$rep_root/README.md"
 check "findings_rep before any data is stored" 0 $gen --root "$rep_root" --spec "$tmp/repspec/figures.tsv"
 cp "$rep_root/README.md" "$tmp/out"

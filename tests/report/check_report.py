@@ -14,8 +14,8 @@ import sys
 sys.dont_write_bytecode = True
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path[:0] = [os.path.join(HERE, "..", "..", "scripts"), os.path.join(HERE, "..", "..", "scripts", "report.d")]
-import render  # noqa: E402
+sys.path[:0] = [os.path.join(HERE, "..", "..", "scripts")]
+from vramlab.report import render  # noqa: E402
 from vramlab import results as vlresults  # noqa: E402
 
 fails = []

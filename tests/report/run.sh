@@ -114,9 +114,10 @@ check "hostile: the failed job is listed" 0 grep -qF '| &lt;script&gt;alert(1)&l
 # A value with a newline, a leading # or -, in every kind of block: one line of text each.
 check "values with newlines and leading markup" 0 python3 - <<'P'
 import html.parser, sys
-sys.path[:0] = ["scripts/report.d", "tests/report"]
-import render, check_report
-from render import Data, Md
+sys.path[:0] = ["scripts", "tests/report"]
+import check_report
+from vramlab.report import render
+from vramlab.report.render import Data, Md
 v = Data("# h\n- item\n<b>x</b> | `c`\n1. one")
 doc = [("h2", v), ("p", ["a ", v]), ("list", [v]), ("table", [v, "x"], [[v, Md("**ok**")]])]
 md = render.to_markdown(doc)
@@ -171,7 +172,7 @@ if [ -d "$ref" ]; then
     check "the README's scenario table is its source run's report table" 0 python3 - "$tmp/rep-bench/report.md" "$ref" <<'P'
 import re, sys
 report, ref = sys.argv[1], sys.argv[2].rstrip("/")
-src = [l.split("\t") for l in open("scripts/findings.d/figures.tsv") if l.startswith("block\tfindings_table\t")]
+src = [l.split("\t") for l in open("scripts/vramlab/findings/figures.tsv") if l.startswith("block\tfindings_table\t")]
 assert src and src[0][2] == ref and src[0][4].strip() == "report", f"findings_table's source is not {ref}: {src}"
 def table(lines, head):
     i = lines.index(head)

@@ -154,7 +154,7 @@ with tempfile.TemporaryDirectory() as d:
 # --- the launchers: from any working directory, through a symlink -------------------------
 LAUNCHERS = [n for n in sorted(os.listdir(SCRIPTS)) if os.path.isfile(os.path.join(SCRIPTS, n))
              and open(os.path.join(SCRIPTS, n), errors="replace").readline().startswith("#!/usr/bin/env python3")]
-check("the Python executables of scripts/", {"compare", "matrix", "peer-tables", "replay-sweep",
+check("the Python executables of scripts/", {"compare", "findings", "matrix", "peer-tables", "replay-sweep", "report",
                                              "torch-snapshot-to-csv", "vl"} <= set(LAUNCHERS), LAUNCHERS)
 env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PYTHONSAFEPATH")}
 with tempfile.TemporaryDirectory() as d:
@@ -181,16 +181,12 @@ with tempfile.TemporaryDirectory() as d:
           p.stderr)
 
 # --- the package's own rules ---------------------------------------------------------------
-# scripts/report, scripts/findings and their folders still set their own folders on the path
-NOT_YET = ("report", "findings", "report.d/", "findings.d/")
 editing = []
 for folder, dirs, files in os.walk(SCRIPTS):
     dirs[:] = [x for x in dirs if x != "__pycache__"]
     for f in files:
         p = os.path.join(folder, f)
         rel = os.path.relpath(p, SCRIPTS)
-        if rel in NOT_YET[:2] or rel.startswith(NOT_YET[2:]):
-            continue
         try:
             text = open(p).read()
         except (UnicodeDecodeError, OSError):

@@ -5,6 +5,7 @@ import glob
 import os
 import re
 
+from vramlab import ROOT
 from vramlab import results as vlresults
 
 # The key measurement per program: the one column its bad and fixed variants (or its
@@ -60,7 +61,7 @@ class RunData:
         except OSError:
             pass
         quick = env.get("quick") or {"yes": "1", "no": "0"}.get("".join(self.meta_values("quick")), "")
-        suites = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "suite.d")
+        suites = os.path.join(ROOT, "scripts", "suite.d")
         progs = lambda full: {l.split("\t")[0] for p in glob.glob(os.path.join(suites, "*.tsv"))
                               if p.endswith(".full.tsv") == full for l in open(p) if not l.startswith("#")}
         full = bool({j.get("program") for _, j in self.jobs} & (progs(True) - progs(False)))
@@ -187,7 +188,7 @@ def workload(row):
 def find_run(arg, results):
     """A run given as a path, or as a name under results/ (VL_RESULTS, then the tree's:
     reference/h200-quick)."""
-    tree = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "results")
+    tree = os.path.join(ROOT, "results")
     for p in (arg, os.path.join(results, arg), os.path.join(tree, arg)):  # the tree's stored runs too
         if os.path.isdir(p):
             return p

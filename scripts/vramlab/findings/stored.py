@@ -2,7 +2,7 @@
 a glob matches, or an archive of one (.tgz), unpacked once into a scratch folder."""
 import os
 
-from spec import SpecError
+from vramlab.findings.spec import SpecError
 
 ARCHIVES = (".tgz", ".tar.gz", ".txz", ".tar.xz")
 _unpacked = {}

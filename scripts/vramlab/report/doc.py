@@ -2,9 +2,8 @@
 import csv
 import math
 
-import answers
-import collect
-from render import Data, Md
+from vramlab.report import answers, collect
+from vramlab.report.render import Data, Md
 
 
 def num(v):

@@ -11,7 +11,7 @@ import re
 
 from vramlab import rankstats
 from vramlab import results as vlresults
-from spec import SpecError, matches
+from vramlab.findings.spec import SpecError, matches
 
 
 class Source:

@@ -1,34 +1,34 @@
-#!/usr/bin/env python3
 """Checks that every stored run under results/reference/ is cited, and that every citation
 of one points to something stored (make citations-check).
 
-  scripts/findings.d/citations.py [--root ROOT] [--list]
+  scripts/vl findings.citations [--root ROOT] [--list]
 
-A run (an entry of results/reference/: a folder, or a file such as matrix-example.png)
-is cited when one of these names it:
-  - a file of the tree outside results/ (README.md, docs/, lib/, scripts/ with
-    findings.d/figures.tsv and blocks/, tests/, mk/, Makefile, plots/, ...): as a path
-    results/reference/NAME[/...] (also ../results/reference/...), or by its bare name
-    (NAME as a whole word: `sim-park-bd709bc-fixtures/`);
-  - a block of scripts/findings.d/figures.tsv: the folder its FOLDER resolves to, as
-    scripts/findings reads it (a glob: the newest match by name);
-  - the README* of a run that is itself cited (its inputs, its baseline: ../NAME/,
-    results/reference/NAME or the bare name). A run cited only by uncited runs, or only by
-    results/README.md (the catalogue of what is stored), is cited by nothing.
-A citation points to nothing when results/reference/PATH (the whole path, not just the
-run) does not exist, or when a glob inside a named run matches nothing; a figures.tsv
-block's folder that matches nothing (unless the block is "pending"); a ../PATH of a cited
-run's README that leaves the run and does not exist; a reference/PATH of results/README.md.
-Not citations: a path with a placeholder ($var, <device>, {x}), a glob over run names
-(results/reference/h100-findings-*) outside figures.tsv, a path glued to another
-($root/results/reference/..., as tests build fake trees), a path in another commit
-(git show REV:results/reference/...), a run's name that the same file
-creates under such a fake root (what a test expects of its fake run), and this file.
-
-Also an error: an empty file under results/ (tracked or not ignored, by `git ls-files`
-in a git checkout; else every file under results/reference/ and results/README.md).
-
-Exit 1, one line per problem, on any of these; --list prints who cites each run."""
+What cites a run, and what is an error: the comment below."""
+# A run (an entry of results/reference/: a folder, or a file such as matrix-example.png)
+# is cited when one of these names it:
+#   - a file of the tree outside results/ (README.md, docs/, lib/, scripts/ with
+#     vramlab/findings/figures.tsv and blocks/, tests/, mk/, Makefile, plots/, ...): as a path
+#     results/reference/NAME[/...] (also ../results/reference/...), or by its bare name
+#     (NAME as a whole word: `sim-park-bd709bc-fixtures/`);
+#   - a block of scripts/vramlab/findings/figures.tsv: the folder its FOLDER resolves to, as
+#     scripts/findings reads it (a glob: the newest match by name);
+#   - the README* of a run that is itself cited (its inputs, its baseline: ../NAME/,
+#     results/reference/NAME or the bare name). A run cited only by uncited runs, or only by
+#     results/README.md (the catalogue of what is stored), is cited by nothing.
+# A citation points to nothing when results/reference/PATH (the whole path, not just the
+# run) does not exist, or when a glob inside a named run matches nothing; a figures.tsv
+# block's folder that matches nothing (unless the block is "pending"); a ../PATH of a cited
+# run's README that leaves the run and does not exist; a reference/PATH of results/README.md.
+# Not citations: a path with a placeholder ($var, <device>, {x}), a glob over run names
+# (results/reference/h100-findings-*) outside figures.tsv, a path glued to another
+# ($root/results/reference/..., as tests build fake trees), a path in another commit
+# (git show REV:results/reference/...), a run's name that the same file
+# creates under such a fake root (what a test expects of its fake run), and this file.
+#
+# Also an error: an empty file under results/ (tracked or not ignored, by `git ls-files`
+# in a git checkout; else every file under results/reference/ and results/README.md).
+#
+# Exit 1, one line per problem, on any of these; --list prints who cites each run.
 import argparse
 import glob
 import os
@@ -36,11 +36,8 @@ import re
 import subprocess
 import sys
 
-sys.dont_write_bytecode = True
-HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, HERE)
-import spec  # noqa: E402
-import stored  # noqa: E402
+from vramlab import ROOT
+from vramlab.findings import spec, stored
 
 REF = "results/reference"
 PLACEHOLDER = set("$<>{}@")
@@ -182,7 +179,7 @@ class Checker:
         sources = [f for f in files if not f.startswith("results/") and f != me]
         for rel in sources:
             self.scan_file(rel)
-        self.figures_tsv("scripts/findings.d/figures.tsv")
+        self.figures_tsv("scripts/vramlab/findings/figures.tsv")
         # the READMEs of cited runs, until no new run is cited
         done = set()
         while True:
@@ -229,7 +226,7 @@ class Checker:
 
 def main(argv):
     ap = argparse.ArgumentParser(description="Every stored run cited, every citation stored, no empty files.")
-    ap.add_argument("--root", default=os.path.dirname(os.path.dirname(HERE)), help="the tree's root")
+    ap.add_argument("--root", default=ROOT, help="the tree's root")
     ap.add_argument("--list", action="store_true", help="print who cites each stored run")
     args = ap.parse_args(argv)
     root = os.path.abspath(args.root)

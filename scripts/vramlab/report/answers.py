@@ -1,18 +1,16 @@
 """Each program's answer on one run: the folk claim it tests, holds / does not hold /
 inconclusive and why, and its rows of the scenario table (the template of findings block
-findings_table, scripts/findings.d) with their figures evaluated on this run. The
+findings_table, scripts/vramlab/findings) with their figures evaluated on this run. The
 README's table is made from these, so there is one phrasing of each answer. No figure,
 no answer: a figure the run cannot give makes the answer "inconclusive: <why>"."""
 import os
 import re
 
-import figures
-import spec
-from vramlab import results as vlresults
 from vramlab import rankstats
+from vramlab import results as vlresults
+from vramlab.findings import figures, spec
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-FINDINGS = os.path.join(os.path.dirname(HERE), "findings.d")
+FINDINGS = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "findings")  # vramlab/findings
 BLOCK = "findings_table"
 
 # The question each program answers, as the folk claim it puts to the test.

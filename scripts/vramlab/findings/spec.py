@@ -1,38 +1,39 @@
-"""The findings spec (scripts/findings.d/figures.tsv): which stored data each generated
-README block is made of. Tab-separated lines, '#' starts a comment:
-
-  block  NAME  FOLDER  COMMAND
-      A block of the README, between <!-- findings:NAME begin ... --> and
-      <!-- findings:NAME end -->, rendered from scripts/findings.d/blocks/NAME.md.
-      FOLDER: the stored data under results/reference/ (relative to the tree's root),
-      a folder or an archive of one (.tgz);
-      a glob (results/reference/h100-findings-*) takes the newest folder it matches.
-      COMMAND: the command that produced the data; "@meta" takes the '# command:'
-      lines of the CSVs the block reads. An optional fifth field: "legacy", the folder
-      was stored before runs wrote COMPLETE, so its files are read without it; or
-      "pending", data not stored yet: while no folder matches, the block says so (and
-      how to measure it) instead of figures; or "report", the block is the scenario
-      table of the run in FOLDER as its report makes it (scripts/report.d/doc.py
-      scenario_table): the template's rows, this run's figures, each scenario's answer.
-  fig    NAME  FIGURE  FILES  WHERE  COLUMN  STAT  FORMAT  [AGAINST]
-      One figure of block NAME, {FIGURE} in its template. FILES: a glob under FOLDER
-      (rep-*/x.csv reads every repetition), or several separated by commas. WHERE: col=value,... (or "-": every row);
-      col!=value, and col>=N / col<=N for numbers; a value in double quotes may hold commas.
-      COLUMN: a column, optionally scaled (bytes/1e9, ratio*100) or over another column
-      of the same row (peak_reserved_bytes/peak_requested_bytes). STAT: value (exactly
-      one row), median, min, max, mean, sum, count, range (min-max), ratio_hl (the
-      median ratio of the rows against the AGAINST rows, with its 95% Hodges-Lehmann
-      interval over the processes); OUTER(INNER) aggregates each file's rows with INNER
-      (value, sum, count, min, max, median, mean) and then the files with OUTER: range(sum)
-      is the range over the files of each file's sum; in AGAINST, file=GLOB reads the
-      other side from other files; ratio(INNER) is INNER of the rows
-      over INNER of the AGAINST rows (ratio(max): the larger peak over the other).
-      text: the COLUMN's words in exactly one row, as stored (letters, digits, spaces and
-      .,;:'()_- only: a cell is never Markdown or HTML; FORMAT is then "s"; an empty
-      cell is unknown, so "s|TEXT" prints TEXT).
-      FORMAT: a Python format spec (.1f, ",.0f"); FORMAT|TEXT prints TEXT where every
-      stored value is unknown (an allocator that keeps no such count), which is
-      otherwise an error."""
+"""The findings spec (scripts/vramlab/findings/figures.tsv): which stored data each
+generated README block is made of; its format is in the comment below."""
+# Tab-separated lines, '#' starts a comment:
+#
+#   block  NAME  FOLDER  COMMAND
+#       A block of the README, between <!-- findings:NAME begin ... --> and
+#       <!-- findings:NAME end -->, rendered from scripts/vramlab/findings/blocks/NAME.md.
+#       FOLDER: the stored data under results/reference/ (relative to the tree's root),
+#       a folder or an archive of one (.tgz);
+#       a glob (results/reference/h100-findings-*) takes the newest folder it matches.
+#       COMMAND: the command that produced the data; "@meta" takes the '# command:'
+#       lines of the CSVs the block reads. An optional fifth field: "legacy", the folder
+#       was stored before runs wrote COMPLETE, so its files are read without it; or
+#       "pending", data not stored yet: while no folder matches, the block says so (and
+#       how to measure it) instead of figures; or "report", the block is the scenario
+#       table of the run in FOLDER as its report makes it (scripts/vramlab/report/doc.py
+#       scenario_table): the template's rows, this run's figures, each scenario's answer.
+#   fig    NAME  FIGURE  FILES  WHERE  COLUMN  STAT  FORMAT  [AGAINST]
+#       One figure of block NAME, {FIGURE} in its template. FILES: a glob under FOLDER
+#       (rep-*/x.csv reads every repetition), or several separated by commas. WHERE: col=value,... (or "-": every row);
+#       col!=value, and col>=N / col<=N for numbers; a value in double quotes may hold commas.
+#       COLUMN: a column, optionally scaled (bytes/1e9, ratio*100) or over another column
+#       of the same row (peak_reserved_bytes/peak_requested_bytes). STAT: value (exactly
+#       one row), median, min, max, mean, sum, count, range (min-max), ratio_hl (the
+#       median ratio of the rows against the AGAINST rows, with its 95% Hodges-Lehmann
+#       interval over the processes); OUTER(INNER) aggregates each file's rows with INNER
+#       (value, sum, count, min, max, median, mean) and then the files with OUTER: range(sum)
+#       is the range over the files of each file's sum; in AGAINST, file=GLOB reads the
+#       other side from other files; ratio(INNER) is INNER of the rows
+#       over INNER of the AGAINST rows (ratio(max): the larger peak over the other).
+#       text: the COLUMN's words in exactly one row, as stored (letters, digits, spaces and
+#       .,;:'()_- only: a cell is never Markdown or HTML; FORMAT is then "s"; an empty
+#       cell is unknown, so "s|TEXT" prints TEXT).
+#       FORMAT: a Python format spec (.1f, ",.0f"); FORMAT|TEXT prints TEXT where every
+#       stored value is unknown (an allocator that keeps no such count), which is
+#       otherwise an error.
 import re
 
 STATS = {"value", "median", "min", "max", "mean", "sum", "count", "range", "ratio_hl", "text"}

@@ -50,7 +50,7 @@ def replace_all(texts, rendered):
                 raise BlockError(f"block {n} appears in both {where[n]} and {path}" if where[n] != path
                                  else f"{path}: block {n} appears more than once")
             if n not in rendered:
-                raise BlockError(f"{path}: block {n} is not in scripts/findings.d/figures.tsv")
+                raise BlockError(f"{path}: block {n} is not in scripts/vramlab/findings/figures.tsv")
             where[n] = path
     missing = [n for n in rendered if n not in where]
     if missing:
