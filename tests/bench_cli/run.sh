@@ -19,9 +19,7 @@
 #    run them; --quick --full runs every line, short.
 set -u
 cd "$(dirname "$0")/../.."
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-. tests/support/checks.sh
+. tests/support/checks.sh # $tmp: a scratch folder, removed on exit
 export VL_RESULTS=$tmp/results VL_SUITE_DIR=$tmp/suite
 mkdir -p "$tmp/bin" "$tmp/suite" "$tmp/fakebin"
 

@@ -8,9 +8,7 @@
 cd "$(dirname "$0")/../.." || exit 2
 [ $# -ge 2 ] || { echo "usage: $0 DIR TEST..." >&2; exit 2; }
 dir=$1; shift
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-. tests/support/checks.sh
+. tests/support/checks.sh # $tmp: a scratch folder, removed on exit
 # Fewer random operations than `make test`'s own run: the fault shows within the first few.
 export VL_PROPTEST_OPS=${VL_PROPTEST_OPS:-20000}
 for t in "$@"; do

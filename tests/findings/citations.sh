@@ -7,9 +7,7 @@
 # uncited run's README, or only by results/README.md, does not. Both ways of listing the
 # files: git ls-files in a git checkout (ignored files left out), a walk elsewhere.
 cd "$(dirname "$0")/../.." || exit 2
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-. tests/support/checks.sh
+. tests/support/checks.sh # $tmp: a scratch folder, removed on exit
 cit="scripts/vl findings.citations"
 ref=results/reference   # written as $ref/NAME so this file cites no stored run itself
 

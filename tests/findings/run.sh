@@ -7,9 +7,7 @@
 # layout tests/gpu/findings_remeasure.sh writes (rep-<k>/ with COMPLETE); unknown
 # (empty) values, missing rows, incomplete repetitions and a malformed spec are errors.
 cd "$(dirname "$0")/../.." || exit 2
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-. tests/support/checks.sh
+. tests/support/checks.sh # $tmp: a scratch folder, removed on exit
 gen=scripts/findings
 
 # --- the tree's README -----------------------------------------------------------------

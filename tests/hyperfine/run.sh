@@ -17,9 +17,7 @@ set -u
 cd "$(dirname "$0")/../.."
 build=${1:-build}
 command -v hyperfine >/dev/null || { echo "SKIP: hyperfine is not installed (apt-get install hyperfine; CI installs it)"; exit 77; }
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-. tests/support/checks.sh
+. tests/support/checks.sh # $tmp: a scratch folder, removed on exit
 export CUDA_VISIBLE_DEVICES= VL_RESULTS=$tmp/results TMPDIR=$tmp/tmpdir
 mkdir -p "$TMPDIR"
 hf=(scripts/compare.d/hyperfine.sh --bin "$build/bin" --runs 2 --warmup 0)

@@ -7,9 +7,7 @@
 # never runs as shell code in a recipe.
 set -u
 cd "$(dirname "$0")/../.."
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-. tests/support/checks.sh
+. tests/support/checks.sh # $tmp: a scratch folder, removed on exit
 m=(make --no-print-directory -n)
 
 check "QUIK=1" 2 "${m[@]}" bench QUIK=1

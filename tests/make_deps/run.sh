@@ -6,9 +6,7 @@
 # HEADER then pretends the header is new without touching it (no one else's rebuild).
 set -u
 cd "$(dirname "$0")/../.."
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-. tests/support/checks.sh
+. tests/support/checks.sh # $tmp: a scratch folder, removed on exit
 # Not the caller's make: its SAN, BUILD or jobserver would change what is built here.
 unset MAKEFLAGS MAKELEVEL MFLAGS
 b=$tmp/b

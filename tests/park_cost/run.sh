@@ -9,9 +9,7 @@
 # one line and exits 77.
 set -u
 cd "$(dirname "$0")/../.."
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-. tests/support/checks.sh
+. tests/support/checks.sh # $tmp: a scratch folder, removed on exit
 cost=scripts/park-cost
 mkdir -p "$tmp/zoo" "$tmp/empty" && cp tests/fixtures/zoo/lm-fixed.trace "$tmp/zoo/"
 

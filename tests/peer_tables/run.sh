@@ -11,9 +11,7 @@
 #  - usage errors exit 2, a folder without these allocators exits 1.
 set -u
 cd "$(dirname "$0")/../.."
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-. tests/support/checks.sh
+. tests/support/checks.sh # $tmp: a scratch folder, removed on exit
 tables=scripts/peer-tables
 # The table script is under test, not the GPU: bench.sh sees none, so a GPU box runs
 # the simulated part only, as CI does (and the suite needs no turn alone on the GPU).

@@ -15,9 +15,7 @@
 #    trace, a workload in both groups, a trace that replay refuses.
 set -u
 cd "$(dirname "$0")/../.."
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-. tests/support/checks.sh
+. tests/support/checks.sh # $tmp: a scratch folder, removed on exit
 sweep=scripts/replay-sweep
 fix=tests/fixtures/traces
 mkdir -p "$tmp/traces" "$tmp/empty" "$tmp/bad"

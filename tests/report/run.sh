@@ -14,9 +14,7 @@
 #    against the hostile copy (a failed job) it exits 1, as compare does.
 set -u
 cd "$(dirname "$0")/../.."
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-. tests/support/checks.sh
+. tests/support/checks.sh # $tmp: a scratch folder, removed on exit
 export VL_RESULTS=$tmp/results PYTHONDONTWRITEBYTECODE=1 # no __pycache__ beside the scripts
 bin=${VL_BIN:-build/bin}
 chk=tests/report/check_report.py

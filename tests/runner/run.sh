@@ -8,9 +8,7 @@
 # gives each item's own run time, not its wait.
 set -u
 cd "$(dirname "$0")/../.."
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-. tests/support/checks.sh
+. tests/support/checks.sh # $tmp: a scratch folder, removed on exit
 mkdir -p "$tmp/build/tests"
 
 stand_in() { # NAME BODY: an executable stand-in test program

@@ -1,8 +1,12 @@
 # Shell helpers of the script tests (tests/compare/run.sh, tests/peer_tables/run.sh):
-# run a command and check its exit code and output. Source it after setting $tmp (a
-# scratch folder); each failed check prints why and counts in $failures, each passed
+# run a command and check its exit code and output, in $tmp (a scratch folder it makes
+# and removes on exit, unless the test set one); each failed check prints why and counts in $failures, each passed
 # one counts in $passes; checks_report NAME [SKIPPED] prints the counts as
 # scripts/run-tests.sh reads them ("NAME: P passed, F failed, S skipped").
+if [ -z "${tmp:-}" ]; then # a scratch folder, removed on exit, unless the test made its own
+    tmp=$(mktemp -d)
+    trap 'rm -rf "$tmp"' EXIT
+fi
 failures=0 passes=0
 checks_report() { echo "$1: $passes passed, $failures failed, ${2:-0} skipped"; }
 check() { # description, expected exit code, command... ; output in $tmp/out

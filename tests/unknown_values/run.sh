@@ -4,9 +4,7 @@
 # scripts/compare and scripts/matrix (scripts/vramlab/results.py), the plots
 # (plots/common.gp) and scripts/findings (tests/findings/run.sh covers it). No GPU.
 cd "$(dirname "$0")/../.." || exit 2
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-. tests/support/checks.sh
+. tests/support/checks.sh # $tmp: a scratch folder, removed on exit
 
 # Two complete single runs; B's peak ratio is unknown.
 for s in A B; do
