@@ -71,11 +71,11 @@ def provenance(block, folder, folder_rel, source):
 def report_table(folder, template_path, block, source):
     """The scenario table of the run in FOLDER, made by its report's own code; every figure
     must be in the run (the report would say "not in this run", the README may not)."""
-    table = doc.scenario_table(collect.RunData(folder), template_path, block.figures, source)
-    for row in table[2]:
-        text = "".join(str(c) if isinstance(c, str) else "".join(c) for c in row)
-        if "not in this run" in text or "did not run" in text:
-            raise spec.SpecError(f"block {block.name}: {folder} lacks a figure or a program: {text[:300]}")
+    gaps = []
+    table = doc.scenario_table(collect.RunData(folder), template_path, block.figures, source, gaps)
+    if gaps:
+        prog, why = gaps[0]
+        raise spec.SpecError(f"block {block.name}: {folder}: {prog}: {why}"[:400])
     return report_render.to_markdown([table]).rstrip("\n")
 
 

@@ -90,18 +90,22 @@ def program_section(data, prog):
     return out, ans
 
 
-def scenario_table(data, template=None, spec_figures=None, source=None):
+def scenario_table(data, template=None, spec_figures=None, source=None, gaps=None):
     """The scenario table: the findings_table template's rows with this run's figures, and
     each scenario's answer on this run beside its first row. The README's table is this
-    table of its source run (scripts/findings, block flag "report"): one phrasing."""
+    table of its source run (scripts/findings, block flag "report"): one phrasing. gaps, a
+    list, gets (program, why) for each program that did not run or row it could not fill."""
     rows = answers.table_rows(template)
     figs = answers.Figures(data.reps[0], spec_figures, source)
+    gaps = [] if gaps is None else gaps
     body = []
     for prog in dict.fromkeys(r[0] for r in rows):
         if prog not in data.programs:
+            gaps.append((prog, "did not run"))
             body.append([Data(prog), "\u2014", "\u2014", "\u2014", "did not run"])
             continue
         ans = answers.answer(data, prog, rows, figs)
+        gaps += [(prog, "not in this run: " + why) for _, why in ans.missing]
         first = [Md(f"**{ans.verdict}**"), Data(": " + ans.why if ans.why else "")]
         lines = [(a, Md(b), Md(f)) for a, b, f in ans.rows] + \
                 [(a, Data("not in this run: " + why), "") for a, why in ans.missing]
