@@ -1,18 +1,18 @@
 #!/usr/bin/env bash
 # The table "What this machine can resolve" in docs/comparing.md, recomputed with this tree's
 # scripts/compare from the stored acceptance trials (results/reference/h100-compare/
-# {aa,slow}-trials.tgz, from tests/compare/gpu_ab.sh aa/slow): one line per trial, then
+# {aa,slow}-trials.txz, from tests/compare/gpu_ab.sh aa/slow): one line per trial, then
 # the table in Markdown, one row per experiment and pair count. The stored trials
 # predate the COMPLETE mark, so they are compared with --allow-incomplete (every pass of
 # them finished: each rc file says 0).
-# Usage: tests/compare/trials.sh [TGZ...]   (default: the two stored archives)
+# Usage: tests/compare/trials.sh [ARCHIVE...]   (default: the two stored archives)
 set -u
 cd "$(dirname "$0")/../.."
 ref=results/reference/h100-compare
-[ $# -gt 0 ] || set -- "$ref/aa-trials.tgz" "$ref/slow-trials.tgz"
+[ $# -gt 0 ] || set -- "$ref/aa-trials.txz" "$ref/slow-trials.txz"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-for tgz in "$@"; do tar xzf "$tgz" -C "$tmp" || { echo "trials: cannot unpack $tgz" >&2; exit 2; }; done
+for archive in "$@"; do tar xf "$archive" -C "$tmp" || { echo "trials: cannot unpack $archive" >&2; exit 2; }; done
 echo "# trial  pairs  exit  metrics_same  alloc_sizes_slower  free_slower"
 for d in "$tmp"/results/*/; do
     t=$(basename "$d")

@@ -81,6 +81,15 @@ expect "naming the block" "figures.tsv:3 \(block q\): $ref/never-stored does not
 sed -i '$d' "$root/scripts/vramlab/findings/figures.tsv"
 check "fixed again: passes" 0 c
 
+mkdir -p "$tmp/packed/rep-1" && echo "x,y" >"$tmp/packed/rep-1/g.csv"
+( cd "$tmp/packed" && tar cJf "$root/$ref/cited-a/packed.txz" . )
+echo "the repetition: $ref/cited-a/packed/rep-1/g.csv" >>"$root/docs/notes.md"
+check "a path inside a folder stored as FOLDER.txz exists" 0 c
+echo "and $ref/cited-a/packed/rep-2/g.csv" >>"$root/docs/notes.md"
+check "a path an archived folder lacks fails" 1 c
+expect "naming it" "docs/notes.md:4: $ref/cited-a/packed/rep-2/g.csv does not exist"
+sed -i '$d' "$root/docs/notes.md"
+
 : >"$root/$ref/cited-a/empty.log"
 check "an empty file under results/ fails" 1 c
 expect "naming it" "citations: $ref/cited-a/empty.log: an empty file under results/"

@@ -143,6 +143,29 @@ cp "$root/AGG.md" "$tmp/out"
 expect "the same figures from the archive" '^75100–75500 25\.12$'
 expect "the block names the archive" 'source: results/reference/h100-findings-abc1234\.tgz;'
 
+# a folder stored as an archive of itself (FOLDER.txz beside it) reads as FOLDER: each
+# repetition packed (rep-*.txz matched by rep-*), and the block's own folder packed
+packed=$root/results/reference/h100-packed-abc1234
+mkdir -p "$packed/whole"
+cp -r "$root/results/reference/h100-findings-abc1234"/rep-* "$packed/whole/"
+for r in "$packed"/whole/rep-*; do
+    ( cd "$r" && tar cJf "../$(basename "$r").txz" . ) && rm -r "$r"
+done
+printf 'block	agg	results/reference/h100-packed-abc1234/whole	@meta
+' >"$tmp/spec/packed.tsv"
+sed -n '2,3p' "$tmp/spec/tgz.tsv" | sed 's#h100-findings-abc1234/rep-\*/#rep-*/#g' >>"$tmp/spec/packed.tsv"
+check "repetitions stored as rep-K.txz are read as rep-K/" 0 $gen --root "$root" --spec "$tmp/spec/packed.tsv" "$root/AGG.md"
+cp "$root/AGG.md" "$tmp/out"
+expect "the same figures from the packed repetitions" '^75100–75500 25\.12$'
+expect "the block names the folder, not the archives" 'source: results/reference/h100-packed-abc1234/whole;'
+( cd "$packed/whole" && tar cJf ../whole.txz . ) && rm -r "$packed/whole"
+check "a block folder stored as FOLDER.txz is read as FOLDER" 0 $gen --root "$root" --spec "$tmp/spec/packed.tsv" "$root/AGG.md"
+cp "$root/AGG.md" "$tmp/out"
+expect "the same figures again" '^75100–75500 25\.12$'
+rm "$packed/whole.txz"
+check "no folder and no archive: an error" 2 $gen --root "$root" --spec "$tmp/spec/packed.tsv" "$root/AGG.md"
+expect "naming the folder" 'no stored data at results/reference/h100-packed-abc1234/whole'
+
 mkdir -p "$tmp/evil" && echo x >"$tmp/evil/x.csv"
 python3 -c "
 import tarfile, sys

@@ -30,7 +30,6 @@ What cites a run, and what is an error: the comment below."""
 #
 # Exit 1, one line per problem, on any of these; --list prints who cites each run.
 import argparse
-import glob
 import os
 import re
 import subprocess
@@ -51,6 +50,12 @@ FAKE_RE = re.compile(r"(?<=[\w}])/results/reference/([A-Za-z0-9_.+-]+)")
 # ../PATH in a run's README, relative to the README's folder
 REL_RE = re.compile(r"(?<![\w.])((?:\.\./)+[A-Za-z0-9_.+/*?-]+)")
 CATALOGUE_RE = re.compile(r"(?<![\w/.-])reference/([A-Za-z0-9_.+/-]+)")
+
+
+def on_disk(path):
+    """Whether PATH (a glob, maybe) names something stored; a folder may be stored as
+    FOLDER.txz (scripts/vramlab/findings/stored.py)."""
+    return os.path.lexists(path) or bool(stored.glob_stored(path))
 
 
 def strip_path(p):
@@ -117,8 +122,7 @@ class Checker:
                 break
             literal.append(p)
         full = os.path.join(self.ref, *literal)
-        exists = glob.glob(full) if set("".join(literal)) & GLOB else os.path.lexists(full)
-        if not exists:
+        if not on_disk(full):
             self.dangling(where, f"{REF}/{path}")
 
     def scan(self, text, where_of, skip_self=None):
@@ -153,8 +157,8 @@ class Checker:
             return
         for b in blocks:
             where = f"{rel}:{b.line} (block {b.name})"
-            matches = sorted(p for p in glob.glob(os.path.join(self.root, b.folder))
-                             if os.path.isdir(p) or (os.path.isfile(p) and p.endswith(stored.ARCHIVES)))
+            matches = [p for p in stored.glob_stored(os.path.join(self.root, b.folder))
+                       if os.path.isdir(p) or (os.path.isfile(p) and p.endswith(stored.ARCHIVES))]
             if not matches:
                 if not b.pending:
                     self.dangling(where, b.folder)
@@ -203,7 +207,7 @@ class Checker:
                         if name == run:
                             continue  # a path inside the run itself
                         self.cite(name, where_of(m.start()))
-                        if not os.path.lexists(target):
+                        if not on_disk(target):
                             self.dangling(where_of(m.start()), f"{REF}/{inside}")
         # the catalogue names what is stored, so a row of it keeps nothing, but must not dangle
         catalogue = "results/README.md"
@@ -211,7 +215,7 @@ class Checker:
         if text:
             for m in CATALOGUE_RE.finditer(text):
                 p = strip_path(m.group(1))
-                if not os.path.lexists(os.path.join(self.ref, p)):
+                if not on_disk(os.path.join(self.ref, p)):
                     line = text.count("\n", 0, m.start()) + 1
                     self.dangling(f"{catalogue}:{line}", f"{REF}/{p}")
         for run in self.runs:

@@ -4,13 +4,13 @@ An empty field is an unknown value (the CSV convention): it is never read as 0. 
 figure whose rows hold only unknowns, or that matches no row, is an error naming it,
 never a number. Repetitions (rep-<k>/ folders) must be COMPLETE (written last by
 scripts/bench.sh) unless the block's folder was stored before that convention."""
-import glob
 import math
 import os
 import re
 
 from vramlab import rankstats
 from vramlab import results as vlresults
+from vramlab.findings import stored
 from vramlab.findings.spec import SpecError, matches
 
 
@@ -39,7 +39,7 @@ def read(path):
 
 
 def matching_files(folder, pattern, figure, legacy):
-    paths = sorted({p for part in pattern.split(",") for p in glob.glob(os.path.join(folder, part))})
+    paths = sorted({p for part in pattern.split(",") for p in stored.glob_stored(os.path.join(folder, part))})
     if not paths:
         raise SpecError(f"{figure}: no file {pattern} in {folder}")
     if not legacy:

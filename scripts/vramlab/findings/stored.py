@@ -1,5 +1,10 @@
 """Where a block's stored data is: a folder under results/reference/, the newest of those
-a glob matches, or an archive of one (.tgz), unpacked once into a scratch folder."""
+a glob matches, or an archive of one (.tgz), unpacked once into a scratch folder.
+
+A folder of many small files (a run's repetitions) may be stored as an archive of itself:
+FOLDER.txz beside where FOLDER would be, holding FOLDER's contents. Every path here reads
+it as FOLDER (glob_stored), so a citation or a figure names FOLDER either way."""
+import glob
 import os
 
 from vramlab.findings.spec import SpecError
@@ -30,18 +35,48 @@ def unpack(archive):
     return _unpacked[archive]
 
 
+def _stand_ins(base, name):
+    """The archives under BASE that stand for a folder matching NAME (a glob component),
+    unpacked, with the folder name each stands for."""
+    out = []
+    for ext in ARCHIVES:
+        for a in glob.glob(os.path.join(glob.escape(base), name + ext)):
+            if os.path.isfile(a):
+                out.append((os.path.basename(a)[:-len(ext)], unpack(a)))
+    return out
+
+
+def glob_stored(pattern):
+    """The paths PATTERN (an absolute glob) matches, sorted by the names they stand for,
+    where any folder on the way may be stored as FOLDER.txz (read as FOLDER)."""
+    parts = pattern.split(os.sep)
+    found = [("", os.sep if pattern.startswith(os.sep) else "")]  # (name as cited, real path)
+    for part in parts:
+        if not part:
+            continue
+        step = []
+        for cited, real in found:
+            names = {}
+            for p in glob.glob(os.path.join(glob.escape(real), part)):
+                names[os.path.basename(p)] = p
+            for name, scratch in _stand_ins(real, part):
+                if not os.path.isdir(names.get(name, "")):
+                    names[name] = scratch
+            step += [(os.path.join(cited, n), names[n]) for n in sorted(names)]
+        found = step
+    return [real for cited, real in sorted(found)]
+
+
 def exists(root, folder):
     """Whether any stored folder or archive matches FOLDER."""
-    import glob
-    return any(os.path.isdir(p) or p.endswith(ARCHIVES) for p in glob.glob(os.path.join(root, folder)))
+    return any(os.path.isdir(p) or p.endswith(ARCHIVES) for p in glob_stored(os.path.join(root, folder)))
 
 
 def resolve_folder(root, folder):
     """FOLDER, or the newest (by name) of the folders its glob matches; an archive
     (.tgz, .tar.gz, .txz) is read as the folder it unpacks to."""
-    import glob
-    matches = sorted(p for p in glob.glob(os.path.join(root, folder))
-                     if os.path.isdir(p) or (os.path.isfile(p) and p.endswith(ARCHIVES)))
+    matches = [p for p in glob_stored(os.path.join(root, folder))
+               if os.path.isdir(p) or (os.path.isfile(p) and p.endswith(ARCHIVES))]
     if not matches:
         raise SpecError(f"no stored data at {folder}")
     return unpack(matches[-1]) if os.path.isfile(matches[-1]) else matches[-1]
