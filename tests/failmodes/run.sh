@@ -12,8 +12,7 @@ set -uo pipefail
 cd "$(dirname "$0")/../.."
 build=${1:-build}
 programs=(pinned_rounding context_cost cublas_workspace stream_pools)
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+. tests/support/checks.sh # $tmp: a scratch folder, removed on exit
 # The frames and the skip are under test, not the GPU: the same checks on every machine.
 export CUDA_VISIBLE_DEVICES=
 failures=0 checks_failed=0

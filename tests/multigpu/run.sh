@@ -9,8 +9,7 @@ set -uo pipefail
 cd "$(dirname "$0")/../.."
 build=${1:-build}
 programs=(device0_pileup ipc_hold peer_access graph_pool)
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+. tests/support/checks.sh # $tmp: a scratch folder, removed on exit
 gpu=0
 nvidia-smi -L >/dev/null 2>&1 && gpu=1
 failures=0

@@ -30,11 +30,12 @@ from vramlab.results import number, read_dicts  # noqa: E402
 from vramlab.torch import bench  # noqa: E402  (imports no torch at module level)
 from vramlab.torch import bench_stats as bs  # noqa: E402
 from vramlab.torch import zoo  # noqa: E402
+sys.path.insert(0, os.path.join(ROOT, "tests", "support"))
+from pychecks import check, counts, skip  # noqa: E402
 
 BENCH = [sys.executable, os.path.join(ROOT, "scripts", "vl"), "torch.bench"]  # as make torch-bench runs it
 PASS, FAIL, INCONCLUSIVE = verdict.PASS, verdict.FAIL, verdict.UNDECIDED
 
-failures = checks = skips = 0
 
 
 
@@ -45,21 +46,6 @@ def alive(pid):
         return True
     except ProcessLookupError:
         return False
-
-def skip(what, why):
-    """A check that cannot run here: said, and counted apart from the passes."""
-    global skips
-    skips += 1
-    print(f"SKIP {what}: {why}")
-
-
-def check(what, ok, detail=""):
-    global failures, checks
-    checks += 1
-    if not ok:
-        failures += 1
-        print(f"FAIL {what}: {detail}")
-
 
 STANDIN_TORCH = """
 __version__ = "0.0-standin"
@@ -1016,6 +1002,7 @@ try:
 finally:
     shutil.rmtree(tmp)
 
+checks, failures, skips = counts()
 print(f"{'FAILED' if failures else 'passed'}: {checks - failures} of {checks} checks passed, "
       f"{failures} failed, {skips} skipped")
 sys.exit(1 if failures else 0)

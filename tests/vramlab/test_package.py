@@ -24,15 +24,8 @@ SCRIPTS = os.path.join(ROOT, "scripts")
 sys.path.insert(0, SCRIPTS)  # the vramlab package, as scripts/'s launchers have it
 from vramlab import fmt, results, verdict  # noqa: E402
 
-failures = checks = 0
-
-
-def check(what, ok, detail=""):
-    global failures, checks
-    checks += 1
-    if not ok:
-        failures += 1
-        print(f"FAIL {what}: {detail}")
+sys.path.insert(0, os.path.join(ROOT, "tests", "support"))
+from pychecks import check, counts  # noqa: E402
 
 
 # --- the vocabulary: compare's calls ------------------------------------------------------
@@ -203,5 +196,6 @@ for folder, dirs, files in os.walk(os.path.join(SCRIPTS, "vramlab")):
                 long_docs.append((f, len(doc.splitlines())))
 check("module docstrings of at most 15 lines", not long_docs, long_docs)
 
+checks, failures, _ = counts()
 print(f"test-vramlab: {checks - failures} passed, {failures} failed, 0 skipped")
 sys.exit(1 if failures else 0)
