@@ -12,11 +12,17 @@
 #           rounds of one process each, interleaved (about 3 minutes); COLD_ROUNDS=N
 #           rounds instead, COLD_TRACES=a,b only those traces, COLD_SPECS='SPEC SPEC'
 #           these vramlab SPECs (blank-separated), each against PyTorch's;
+#   fastpath the cache-hit alloc+free pair (alloc_latency --quick, pair_median_ns) one
+#           allocator per process, FAST_ROUNDS (default 10) interleaved rounds, each
+#           round a rep-K/ folder: vramlab classic and expandable called directly, the
+#           same through the PyTorch plugin's ABI (--alloc plugin: the .so PyTorch loads),
+#           c10's own allocator (--alloc torch), and both vramlab SPECs on the simulated
+#           device in the same rounds (what the device path adds; about 2 minutes);
 #   test    make test, timed, from the current build state (the README's figure).
 # The zoo's live verdict is make torch-bench itself (docs/torch-bench.md: RUN=, BUDGET=,
 # RESUME=1), not repeated here.
 #
-#   tests/gpu/allocator_verdict.sh [pair|cold|test ...]    (default: all three)
+#   tests/gpu/allocator_verdict.sh [pair|cold|fastpath|test ...]    (default: pair cold test)
 #   OUT=dir (default results/allocator-verdict-<rev>)
 # Exit 77 without a GPU; 1 when a part failed; 2 usage.
 set -uo pipefail
@@ -24,7 +30,7 @@ cd "$(dirname "$0")/../.."
 parts=("$@")
 [ ${#parts[@]} -gt 0 ] || parts=(pair cold test)
 for p in "${parts[@]}"; do
-    case $p in pair | cold | test) ;; *) echo "allocator_verdict: unknown part '$p' (pair, cold, test)" >&2; exit 2 ;; esac
+    case $p in pair | cold | fastpath | test) ;; *) echo "allocator_verdict: unknown part '$p' (pair, cold, fastpath, test)" >&2; exit 2 ;; esac
 done
 cold_rounds=${COLD_ROUNDS:-3} cold_traces=${COLD_TRACES:-}
 read -r -a cold_specs <<<"${COLD_SPECS:-caching:segments=expandable}"
@@ -32,6 +38,8 @@ read -r -a cold_specs <<<"${COLD_SPECS:-caching:segments=expandable}"
 for spec in "${cold_specs[@]}"; do
     [[ $spec == caching* ]] || { echo "allocator_verdict: COLD_SPECS: '$spec' is not a caching SPEC" >&2; exit 2; }
 done
+fast_rounds=${FAST_ROUNDS:-10}
+[[ $fast_rounds =~ ^[1-9][0-9]*$ ]] || { echo "allocator_verdict: FAST_ROUNDS must be a count, not '$fast_rounds'" >&2; exit 2; }
 cold_tar=${COLD_TRACES_TAR:-results/reference/h100-zoo-steps/zoo-traces.txz}
 [[ " ${parts[*]} " != *" cold "* ]] || [ -f "$cold_tar" ] || { echo "allocator_verdict: no trace archive '$cold_tar' (COLD_TRACES_TAR)" >&2; exit 2; }
 [[ $cold_rounds =~ ^[1-9][0-9]*$ ]] || { echo "allocator_verdict: COLD_ROUNDS must be a count, not '$cold_rounds'" >&2; exit 2; }
@@ -114,6 +122,42 @@ run_cold() {
         return
     fi
     scripts/csv-columns "$d/r.csv" "$round,$name,\"$spec\"" pass ops_per_s reserved_over_allocated >>"$d/cold.csv"
+}
+
+# The fast path's configurations: NAME ENV ARGS... (ENV: VRAMLAB_ALLOC for the plugin, or -)
+fast_configs=(
+    "direct_classic - --alloc caching"
+    "direct_expandable - --alloc caching:segments=expandable"
+    "plugin_classic caching --alloc plugin:build/lib/libvramlab_caching.so"
+    "plugin_expandable caching:segments=expandable --alloc plugin:build/lib/libvramlab_caching.so"
+    "c10 - --alloc torch"
+    "sim_classic - --alloc caching --device sim"
+    "sim_expandable - --alloc caching:segments=expandable --device sim"
+)
+
+part_fastpath() {
+    local d=$out/fastpath round i n=${#fast_configs[@]} name env args rep ok
+    mkdir -p "$d"
+    make -s programs plugin peer-torch >"$d/build.log" 2>&1 || { tail -5 "$d/build.log"; return 1; }
+    for round in $(seq "$fast_rounds"); do
+        rep=$d/rep-$round ok=1
+        mkdir -p "$rep"
+        build/bin/device_info -o "$rep/device_info.csv" >/dev/null 2>&1
+        for ((i = 0; i < n; i++)); do # each round starts one configuration later
+            read -r name env args <<<"${fast_configs[(i + round) % n]}"
+            # shellcheck disable=SC2086 # ARGS is a word list by design
+            if [ "$env" = - ]; then
+                build/bin/alloc_latency --quick $args -o "$rep/alloc_latency.$name.csv" >"$rep/$name.log" 2>&1
+            else
+                VRAMLAB_ALLOC=$env build/bin/alloc_latency --quick $args -o "$rep/alloc_latency.$name.csv" \
+                    >"$rep/$name.log" 2>&1
+            fi || { echo "allocator_verdict: fastpath round $round: $name failed: $(tail -1 "$rep/$name.log")" >&2; ok=0; }
+            [ -s "$rep/$name.log" ] || rm -f "$rep/$name.log"
+        done
+        [ $ok = 1 ] || return 1
+        echo "complete $(date -u +%FT%TZ) jobs=$n" >"$rep/COMPLETE"
+    done
+    scripts/vl fastpath "$d" | tee "$d/summary.txt"
 }
 
 part_test() {

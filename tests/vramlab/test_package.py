@@ -196,6 +196,27 @@ for folder, dirs, files in os.walk(os.path.join(SCRIPTS, "vramlab")):
                 long_docs.append((f, len(doc.splitlines())))
 check("module docstrings of at most 15 lines", not long_docs, long_docs)
 
+# --- fastpath: the pair medians of complete rounds only ------------------------------------
+from vramlab import fastpath  # noqa: E402
+with tempfile.TemporaryDirectory() as d:
+    for k, (c10, direct, complete) in enumerate([(700, 40, True), (720, 44, True), (1, 1, False)], 1):
+        rep = os.path.join(d, f"rep-{k}")
+        os.makedirs(rep)
+        for name, v in (("c10", c10), ("direct_classic", direct)):
+            with open(os.path.join(rep, f"alloc_latency.{name}.csv"), "w") as f:
+                f.write(f"# git_revision: abc\nsize_bytes,pair_median_ns\n512,{v}\n2097152,\n")
+        if complete:
+            with open(os.path.join(rep, results.COMPLETE_MARK), "w") as f:
+                f.write("complete\n")
+    got = fastpath.summarize(fastpath.pair_medians(d, 512))
+    check("fastpath: a median and range per configuration, an incomplete round left out",
+          got == [("c10", 2, 710.0, 700.0, 720.0), ("direct_classic", 2, 42.0, 40.0, 44.0)], got)
+    check("fastpath: an unknown pair_median_ns is no sample", fastpath.pair_medians(d, 2097152) == {},
+          fastpath.pair_medians(d, 2097152))
+    p = subprocess.run([os.path.join(SCRIPTS, "vl"), "fastpath", os.path.join(d, "none")], capture_output=True, text=True)
+    check("fastpath: a folder without rounds fails, saying so", p.returncode == 1 and "no complete" in p.stderr,
+          (p.returncode, p.stderr))
+
 checks, failures, _ = counts()
 print(f"test-vramlab: {checks - failures} passed, {failures} failed, 0 skipped")
 sys.exit(1 if failures else 0)
