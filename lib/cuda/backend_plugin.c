@@ -18,16 +18,22 @@ static const vl_opt plugin_options[] = {
      .positional = 1, .required = 1},
     {.name = "alloc", .kind = VL_OPT_STRING, .default_value = "vl_alloc", .help = "name of its allocation function"},
     {.name = "free", .kind = VL_OPT_STRING, .default_value = "vl_free", .help = "name of its free function"},
+    {.name = "trim", .kind = VL_OPT_STRING, .default_value = "vl_torch_trim",
+     .help = "name of its release-the-cache function, size_t trim(int device), called at close so that the "
+             "program's check of device memory at exit sees what the library kept (optional under its default "
+             "name; -: none)"},
     {NULL},
 };
 
 typedef void *(*plugin_alloc_fn)(ssize_t size, int device, cudaStream_t stream);
 typedef void (*plugin_free_fn)(void *ptr, ssize_t size, int device, cudaStream_t stream);
+typedef size_t (*plugin_trim_fn)(int device);
 
 typedef struct plugin_state {
     void *handle;
     plugin_alloc_fn alloc;
     plugin_free_fn free;
+    plugin_trim_fn trim; /* NULL: the library keeps its cache until the process exits */
 } plugin_state;
 
 /* Looks sym up in the library itself: dlsym on a handle also searches its
@@ -65,6 +71,16 @@ static int plugin_open(vl_allocator *a, const vl_spec *spec, char *err, size_t e
     }
     *(void **)&st->alloc = own_symbol(st->handle, path, vl_spec_str(spec, "alloc"), err, errlen);
     if (st->alloc) *(void **)&st->free = own_symbol(st->handle, path, vl_spec_str(spec, "free"), err, errlen);
+    const char *trim = vl_spec_str(spec, "trim");
+    int trim_named = strcmp(trim, "vl_torch_trim") != 0;
+    if (st->alloc && st->free && strcmp(trim, "-") != 0) {
+        char trim_err[256];
+        *(void **)&st->trim = own_symbol(st->handle, path, trim, trim_err, sizeof trim_err);
+        if (!st->trim && trim_named) { /* asked for by name: its absence is an error */
+            snprintf(err, errlen, "%s", trim_err);
+            st->free = NULL;
+        }
+    }
     if (!st->alloc || !st->free) {
         dlclose(st->handle);
         free(st);
@@ -91,6 +107,7 @@ static void plugin_free(vl_allocator *a, void *p, size_t size, vl_stream s)
 static void plugin_close(vl_allocator *a)
 {
     plugin_state *st = a->impl;
+    if (st->trim) (void)st->trim(a->dev->ordinal); /* what it caches goes back before the exit check */
     /* Not dlclose'd: the library may keep device memory and threads of its own alive
      * until exit, as it would inside PyTorch. */
     free(st);
