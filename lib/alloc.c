@@ -17,6 +17,22 @@ void vl_alloc_stats_unknown(vl_alloc_stats *st)
     for (size_t i = 0; i < sizeof *st / sizeof(int64_t); i++) field[i] = VL_UNKNOWN;
 }
 
+#define STATS_FIELD(f) {#f, offsetof(vl_alloc_stats, f)}
+const vl_alloc_stats_field vl_alloc_stats_fields[] = {
+    STATS_FIELD(requested_bytes),      STATS_FIELD(peak_requested_bytes),
+    STATS_FIELD(allocated_bytes),      STATS_FIELD(peak_allocated_bytes),
+    STATS_FIELD(reserved_bytes),       STATS_FIELD(peak_reserved_bytes),
+    STATS_FIELD(active_bytes),         STATS_FIELD(peak_active_bytes),
+    STATS_FIELD(inactive_split_bytes), STATS_FIELD(peak_inactive_split_bytes),
+    STATS_FIELD(segments),             STATS_FIELD(device_allocs),
+    STATS_FIELD(device_frees),         STATS_FIELD(alloc_retries),
+    STATS_FIELD(ooms),                 STATS_FIELD(largest_free_block_bytes),
+    STATS_FIELD(allocs),               STATS_FIELD(frees),
+};
+const size_t vl_alloc_stats_nfields = sizeof vl_alloc_stats_fields / sizeof vl_alloc_stats_fields[0];
+_Static_assert(sizeof vl_alloc_stats_fields / sizeof vl_alloc_stats_fields[0] == sizeof(vl_alloc_stats) / sizeof(int64_t),
+               "every field of vl_alloc_stats has its name");
+
 static const vl_alloc_backend *find_backend(const char *name, char *err, size_t errlen)
 {
     for (size_t i = 0; i < NBACKENDS; i++)
@@ -73,6 +89,7 @@ vl_allocator *vl_alloc_open_spec(const vl_spec *spec, vl_device *dev, int *statu
     }
     a->backend = b;
     a->dev = dev;
+    a->counts_requests = b->counts_requests;
     snprintf(a->spec, sizeof a->spec, "%s", spec->text);
     int orc = b->open(a, spec, err, errlen);
     if (orc != 0) {

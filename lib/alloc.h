@@ -60,6 +60,15 @@ typedef struct vl_alloc_stats {
 /* Sets every field to VL_UNKNOWN. */
 void vl_alloc_stats_unknown(vl_alloc_stats *st);
 
+/* vl_alloc_stats's fields by name ("peak_reserved_bytes"), for statistics passed by name
+ * (the PyTorch plugin's vl_torch_stat). */
+typedef struct vl_alloc_stats_field {
+    const char *name;
+    size_t offset;
+} vl_alloc_stats_field;
+extern const vl_alloc_stats_field vl_alloc_stats_fields[];
+extern const size_t vl_alloc_stats_nfields;
+
 typedef struct vl_allocator vl_allocator;
 
 /* The statistics adaptor's counter: requested bytes and their peak, calls and OOMs.
@@ -146,7 +155,10 @@ struct vl_allocator {
     vl_device *dev;
     void *impl;
     char spec[VL_SPEC_MAX_TEXT];
-    vl_byte_counter requests; /* the statistics adaptor's, unless the backend counts_requests */
+    /* The backend's counts_requests, unless its open found the allocator counts them
+     * itself (a plugin library with statistics of its own). */
+    int counts_requests;
+    vl_byte_counter requests; /* the statistics adaptor's, unless counts_requests */
     /* OOM reports taken by vl_allocate (vl_alloc_oom_reports; not thread-safe: a program
      * that allocates from several threads leaves them off). last_oom: the last report
      * taken (NULL before one), freed at close. */
@@ -198,7 +210,7 @@ void vl_alloc_note_oom(vl_allocator *a, size_t size, vl_stream s);
 static inline void *vl_allocate(vl_allocator *a, size_t size, vl_stream s)
 {
     void *p = a->backend->alloc(a, size, s);
-    if (!a->backend->counts_requests && size) {
+    if (!a->counts_requests && size) {
         if (p)
             vl_byte_counter_add(&a->requests, size);
         else
@@ -210,7 +222,7 @@ static inline void *vl_allocate(vl_allocator *a, size_t size, vl_stream s)
 static inline void vl_deallocate(vl_allocator *a, void *ptr, size_t size, vl_stream s)
 {
     a->backend->free(a, ptr, size, s);
-    if (!a->backend->counts_requests && ptr) vl_byte_counter_sub(&a->requests, size);
+    if (!a->counts_requests && ptr) vl_byte_counter_sub(&a->requests, size);
 }
 static inline int vl_record_use(vl_allocator *a, void *ptr, vl_stream s)
 {
@@ -220,12 +232,12 @@ static inline size_t vl_trim(vl_allocator *a) { return a->backend->trim ? a->bac
 static inline void vl_alloc_stats_get(vl_allocator *a, vl_alloc_stats *st)
 {
     vl_alloc_stats_unknown(st);
-    if (!a->backend->counts_requests) vl_byte_counter_stats(&a->requests, st);
+    if (!a->counts_requests) vl_byte_counter_stats(&a->requests, st);
     if (a->backend->get_stats) a->backend->get_stats(a, st);
 }
 static inline void vl_alloc_reset_peaks(vl_allocator *a)
 {
-    if (!a->backend->counts_requests) vl_byte_counter_reset_peak(&a->requests);
+    if (!a->counts_requests) vl_byte_counter_reset_peak(&a->requests);
     if (a->backend->reset_peaks) a->backend->reset_peaks(a);
 }
 

@@ -3,7 +3,10 @@
  *   void *alloc(ssize_t size, int device, cudaStream_t stream);
  *   void  free(void *ptr, ssize_t size, int device, cudaStream_t stream);
  * so users benchmark their own allocators without rebuilding vramlab. The ABI has no
- * statistics: only what passes through it (requested bytes, calls) is known. */
+ * statistics: only what passes through it (requested bytes, calls) is known, unless the
+ * library exports vramlab's vl_torch_stat and vl_torch_reset_peaks (lib/torch/
+ * vramlab_caching.h); then its own statistics are read and nothing is counted around
+ * its calls, so the pair measured is what PyTorch pays. */
 #include <cuda_runtime.h>
 #include <dlfcn.h>
 #include <stdlib.h>
@@ -28,12 +31,16 @@ static const vl_opt plugin_options[] = {
 typedef void *(*plugin_alloc_fn)(ssize_t size, int device, cudaStream_t stream);
 typedef void (*plugin_free_fn)(void *ptr, ssize_t size, int device, cudaStream_t stream);
 typedef size_t (*plugin_trim_fn)(int device);
+typedef int64_t (*plugin_stat_fn)(int device, const char *name);
+typedef void (*plugin_reset_fn)(int device);
 
 typedef struct plugin_state {
     void *handle;
     plugin_alloc_fn alloc;
     plugin_free_fn free;
     plugin_trim_fn trim; /* NULL: the library keeps its cache until the process exits */
+    plugin_stat_fn stat; /* with reset: the library's own statistics; NULL: none */
+    plugin_reset_fn reset;
 } plugin_state;
 
 /* Looks sym up in the library itself: dlsym on a handle also searches its
@@ -86,6 +93,11 @@ static int plugin_open(vl_allocator *a, const vl_spec *spec, char *err, size_t e
         free(st);
         return -1;
     }
+    char unused[256];
+    *(void **)&st->stat = own_symbol(st->handle, path, "vl_torch_stat", unused, sizeof unused);
+    *(void **)&st->reset = own_symbol(st->handle, path, "vl_torch_reset_peaks", unused, sizeof unused);
+    if (!st->stat || !st->reset) st->stat = NULL, st->reset = NULL;
+    a->counts_requests = st->stat != NULL;
     a->impl = st;
     return 0;
 }
@@ -104,6 +116,22 @@ static void plugin_free(vl_allocator *a, void *p, size_t size, vl_stream s)
     st->free(p, (ssize_t)size, a->dev->ordinal, (cudaStream_t)s);
 }
 
+static void plugin_get_stats(vl_allocator *a, vl_alloc_stats *out)
+{
+    plugin_state *st = a->impl;
+    if (!st->stat) return; /* the statistics adaptor's fields are all that is known */
+    for (size_t i = 0; i < vl_alloc_stats_nfields; i++) {
+        int64_t v = st->stat(a->dev->ordinal, vl_alloc_stats_fields[i].name); /* -1: unknown */
+        memcpy((char *)out + vl_alloc_stats_fields[i].offset, &v, sizeof v);
+    }
+}
+
+static void plugin_reset_peaks(vl_allocator *a)
+{
+    plugin_state *st = a->impl;
+    if (st->reset) st->reset(a->dev->ordinal);
+}
+
 static void plugin_close(vl_allocator *a)
 {
     plugin_state *st = a->impl;
@@ -115,13 +143,14 @@ static void plugin_close(vl_allocator *a)
 
 const vl_alloc_backend vl_backend_plugin = {
     .name = "plugin",
-    .summary = "a .so with PyTorch's pluggable-allocator ABI (alloc/free); stats beyond requested bytes unknown",
+    .summary = "a .so with PyTorch's pluggable-allocator ABI (alloc/free); stats beyond requested bytes unknown unless it exports vl_torch_stat (vramlab's plugin does)",
     .options = plugin_options,
     .needs_cuda = 1,
     .open = plugin_open,
     .alloc = plugin_alloc,
     .free = plugin_free,
     .record_use = NULL,
-    .get_stats = NULL, /* the statistics adaptor's fields are all it knows */
+    .get_stats = plugin_get_stats,
+    .reset_peaks = plugin_reset_peaks,
     .close = plugin_close,
 };

@@ -306,24 +306,9 @@ size_t vl_torch_trim(int device)
     return released;
 }
 
-/* A statistic's name and where its int64_t lies in the struct that holds it. */
-typedef struct stat_field {
-    const char *name;
-    size_t offset;
-} stat_field;
-
-#define STAT_FIELD(f) {#f, offsetof(vl_alloc_stats, f)}
-static const stat_field stat_fields[] = {
-    STAT_FIELD(requested_bytes),      STAT_FIELD(peak_requested_bytes),
-    STAT_FIELD(allocated_bytes),      STAT_FIELD(peak_allocated_bytes),
-    STAT_FIELD(reserved_bytes),       STAT_FIELD(peak_reserved_bytes),
-    STAT_FIELD(active_bytes),         STAT_FIELD(peak_active_bytes),
-    STAT_FIELD(inactive_split_bytes), STAT_FIELD(peak_inactive_split_bytes),
-    STAT_FIELD(segments),             STAT_FIELD(device_allocs),
-    STAT_FIELD(device_frees),         STAT_FIELD(alloc_retries),
-    STAT_FIELD(ooms),                 STAT_FIELD(largest_free_block_bytes),
-    STAT_FIELD(allocs),               STAT_FIELD(frees),
-};
+/* A statistic's name and where its int64_t lies in the struct that holds it (the stats'
+ * own table, vl_alloc_stats_fields, is lib/alloc.c's). */
+typedef vl_alloc_stats_field stat_field;
 
 /* The reclaim budget's counts (caching.h: vl_budget_info); budget_ppm is read apart. */
 #define BUDGET_FIELD(f) {#f, offsetof(vl_budget_info, f)}
@@ -374,7 +359,7 @@ int64_t vl_torch_stat(int device, const char *name)
         return (int64_t)atomic_load_explicit(name[0] == 'a' ? &alloc_ns[which][device] : &free_ns[which][device],
                                              memory_order_relaxed);
     }
-    const stat_field *f = field_named(stat_fields, sizeof stat_fields / sizeof *stat_fields, name);
+    const stat_field *f = field_named(vl_alloc_stats_fields, vl_alloc_stats_nfields, name);
     if (f == NULL) return VL_UNKNOWN;
     vl_alloc_stats st;
     vl_alloc_stats_get(a, &st);
@@ -402,10 +387,10 @@ void vl_torch_print_summary(int device)
         fprintf(stderr, "vramlab allocator on cuda:device=%d (%s)\n", i, a->spec);
         vl_alloc_stats st;
         vl_alloc_stats_get(a, &st);
-        for (size_t k = 0; k < sizeof stat_fields / sizeof stat_fields[0]; k++) {
+        for (size_t k = 0; k < vl_alloc_stats_nfields; k++) {
             int64_t v;
-            memcpy(&v, (const char *)&st + stat_fields[k].offset, sizeof v);
-            fprintf(stderr, "  %-26s %lld\n", stat_fields[k].name, (long long)v);
+            memcpy(&v, (const char *)&st + vl_alloc_stats_fields[k].offset, sizeof v);
+            fprintf(stderr, "  %-26s %lld\n", vl_alloc_stats_fields[k].name, (long long)v);
         }
         if (a->backend->print_summary) a->backend->print_summary(a, stderr);
     }
