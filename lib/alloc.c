@@ -41,12 +41,73 @@ static const vl_alloc_backend *find_backend(const char *name, char *err, size_t 
     return NULL;
 }
 
-int vl_alloc_spec_parse(const char *spec, vl_spec *out, char *err, size_t errlen)
+/* Named SPECs: a name for a SPEC worth knowing by heart. Options after the name
+ * (lowwaste:span=8MiB) replace the named ones of the same key, or add to them. */
+typedef struct named_spec {
+    const char *name, *spec, *summary;
+} named_spec;
+static const named_spec named_specs[] = {
+    {"lowwaste", "caching:segments=expandable,span=0,reclaim_max=0.008",
+     "expandable segments that waste least: a map call per 2 MiB chunk and a fixed 0.8% reclaim budget, paid in "
+     "map calls (docs/allocators.md, \"The low-waste SPEC\")"},
+};
+#define NNAMED (sizeof named_specs / sizeof named_specs[0])
+
+/* Whether the options OPTS (key=value,...) give KEY (of length n). */
+static int gives_key(const char *opts, const char *key, size_t n)
+{
+    for (const char *o = opts; *o; o += strcspn(o, ","), o += *o == ',') {
+        size_t k = strcspn(o, "=,");
+        if (k == n && strncmp(o, key, n) == 0) return 1;
+    }
+    return 0;
+}
+
+static int append(char *out, size_t outlen, size_t *len, const char *what, size_t n)
+{
+    if (*len + n >= outlen) return -1;
+    memcpy(out + *len, what, n);
+    *len += n;
+    out[*len] = '\0';
+    return 0;
+}
+
+int vl_alloc_spec_expand(const char *spec, char *out, size_t outlen, char *err, size_t errlen)
 {
     char name[64];
     if (vl_spec_name(spec, name, sizeof name, err, errlen) != 0) return -1;
+    const named_spec *n = NULL;
+    for (size_t i = 0; i < NNAMED; i++)
+        if (strcmp(named_specs[i].name, name) == 0) n = &named_specs[i];
+    size_t len = 0;
+    int rc = 0;
+    if (!n) {
+        rc = append(out, outlen, &len, spec, strlen(spec));
+    } else {
+        const char *given = spec + strlen(name);
+        given += *given == ':';
+        const char *named = strchr(n->spec, ':') + 1;
+        rc = append(out, outlen, &len, n->spec, (size_t)(named - 1 - n->spec));
+        const char *sep = ":";
+        for (const char *o = named; *o && rc == 0; o += strcspn(o, ","), o += *o == ',') {
+            size_t olen = strcspn(o, ",");
+            if (gives_key(given, o, strcspn(o, "="))) continue;
+            rc = append(out, outlen, &len, sep, 1) || append(out, outlen, &len, o, olen);
+            sep = ",";
+        }
+        if (*given && rc == 0) rc = append(out, outlen, &len, sep, 1) || append(out, outlen, &len, given, strlen(given));
+    }
+    if (rc != 0) snprintf(err, errlen, "SPEC '%.40s...' is too long", spec);
+    return rc ? -1 : 0;
+}
+
+int vl_alloc_spec_parse(const char *spec, vl_spec *out, char *err, size_t errlen)
+{
+    char name[64], text[VL_SPEC_MAX_TEXT];
+    if (vl_alloc_spec_expand(spec, text, sizeof text, err, errlen) != 0) return -1;
+    if (vl_spec_name(text, name, sizeof name, err, errlen) != 0) return -1;
     const vl_alloc_backend *b = find_backend(name, err, errlen);
-    if (!b || vl_spec_parse(spec, b->options, out, err, errlen) != 0) return -1;
+    if (!b || vl_spec_parse(text, b->options, out, err, errlen) != 0) return -1;
     return b->check_spec ? b->check_spec(out, err, errlen) : 0;
 }
 
@@ -115,6 +176,9 @@ void vl_alloc_help(FILE *out)
         const vl_alloc_backend *b = backends[i];
         fprintf(out, "  %-8s %s%s\n", b->name, b->summary, b->needs_cuda ? "" : " [also on --device sim]");
         vl_spec_print_docs(out, b->options);
+        for (size_t k = 0; k < NNAMED; k++)
+            if (strncmp(named_specs[k].spec, b->name, strlen(b->name)) == 0 && named_specs[k].spec[strlen(b->name)] == ':')
+                fprintf(out, "  %-8s = %s: %s\n", named_specs[k].name, named_specs[k].spec, named_specs[k].summary);
         if (b->print_status) b->print_status(out);
     }
 }

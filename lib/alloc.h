@@ -175,6 +175,10 @@ extern const vl_alloc_backend vl_backend_raw, vl_backend_async, vl_backend_cachi
  * without a device; the parsed form goes on to vl_alloc_open_spec. Returns 0 or -1
  * with one line in err. */
 int vl_alloc_spec_parse(const char *spec, vl_spec *out, char *err, size_t errlen);
+/* SPEC as its backend reads it: a named SPEC (lowwaste[:key=value,...]) becomes the SPEC
+ * it stands for, the options given replacing its own of the same key; any other SPEC is
+ * copied. 0, or -1 with one line in err (a bad name, a result longer than outlen). */
+int vl_alloc_spec_expand(const char *spec, char *out, size_t outlen, char *err, size_t errlen);
 /* 1 when the backend NAME needs a CUDA device (does not run on --device sim). */
 int vl_alloc_needs_cuda(const char *name);
 /* vl_alloc_spec_parse, keeping only the verdict. */

@@ -99,6 +99,29 @@ static void test_alloc_specs(void **state)
     assert_non_null(strstr(err, "path is required"));
 }
 
+/* A named SPEC stands for its SPEC; options given replace its own of the same key. */
+static void test_named_specs(void **state)
+{
+    (void)state;
+    char err[256], out[VL_SPEC_MAX_TEXT];
+    assert_int_equal(vl_alloc_spec_expand("lowwaste", out, sizeof out, err, sizeof err), 0);
+    assert_string_equal(out, "caching:segments=expandable,span=0,reclaim_max=0.008");
+    assert_int_equal(vl_alloc_spec_expand("lowwaste:span=8MiB,park=0", out, sizeof out, err, sizeof err), 0);
+    assert_string_equal(out, "caching:segments=expandable,reclaim_max=0.008,span=8MiB,park=0");
+    assert_int_equal(vl_alloc_spec_expand("lowwaste:spanx=1", out, sizeof out, err, sizeof err), 0);
+    assert_string_equal(out, "caching:segments=expandable,span=0,reclaim_max=0.008,spanx=1"); /* a key, not a prefix */
+    assert_int_equal(vl_alloc_spec_expand("raw", out, sizeof out, err, sizeof err), 0);
+    assert_string_equal(out, "raw");
+    assert_int_equal(vl_alloc_spec_expand("lowwaste:span=8MiB", out, 40, err, sizeof err), -1);
+    assert_non_null(strstr(err, "too long"));
+    vl_spec parsed;
+    assert_int_equal(vl_alloc_spec_parse("lowwaste:reclaim=0.004", &parsed, err, sizeof err), 0);
+    assert_string_equal(parsed.name, "caching");
+    assert_int_equal(vl_alloc_spec_check("lowwaste:bogus=1", err, sizeof err), -1);
+    assert_non_null(strstr(err, "unknown option 'bogus'"));
+    assert_int_equal(vl_alloc_spec_check("lowwaste:", err, sizeof err), 0);
+}
+
 static void test_device_specs(void **state)
 {
     (void)state;
@@ -160,5 +183,5 @@ static void test_applies_if(void **state)
 }
 
 VL_TEST_MAIN(cmocka_unit_test(test_applies_if), cmocka_unit_test(test_defaults), cmocka_unit_test(test_values), cmocka_unit_test(test_errors),
-             cmocka_unit_test(test_alloc_specs), cmocka_unit_test(test_device_specs),
+             cmocka_unit_test(test_alloc_specs), cmocka_unit_test(test_named_specs), cmocka_unit_test(test_device_specs),
              cmocka_unit_test(test_device_ordinal_shorthand))

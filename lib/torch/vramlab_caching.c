@@ -100,7 +100,9 @@ static vl_allocator *open_device(int which, int device)
      * (its shim catches RMM's exceptions and returns NULL). raw and async end the
      * process on a CUDA error, the plugin backend would load itself, and the torch
      * peer would put a second c10 allocator into PyTorch's own process. */
-    if (vl_spec_name(spec, name, sizeof name, err, sizeof err) == 0 && strcmp(name, "caching") != 0 &&
+    char expanded[VL_SPEC_MAX_TEXT];
+    if (vl_alloc_spec_expand(spec, expanded, sizeof expanded, err, sizeof err) == 0 &&
+        vl_spec_name(expanded, name, sizeof name, err, sizeof err) == 0 && strcmp(name, "caching") != 0 &&
         strcmp(name, "rmm") != 0) {
         fprintf(stderr, "vramlab: %s=%s: the PyTorch plugin serves the caching allocator and rmm only\n", env,
                 spec);
