@@ -90,9 +90,11 @@ CMOCKA_PREFIX := $(firstword $(foreach d,/usr $(CURDIR)/.deps/usr,$(if $(wildcar
 CMOCKA_LIBDIR := $(firstword $(dir $(wildcard $(CMOCKA_PREFIX)/lib/x86_64-linux-gnu/libcmocka.so $(CMOCKA_PREFIX)/lib/libcmocka.so)))
 
 CPPFLAGS := -Ilib -I$(BUILD)/gen -I$(CUDA_HOME)/include -D_GNU_SOURCE
+# -fno-semantic-interposition: -fPIC code (the plugin's library) may inline and call its
+# own functions directly; nothing interposes on them (the plugin exports only its ABI).
 CFLAGS := -std=c11 -O2 -g -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wformat=2 \
           -Wno-missing-field-initializers \
-          -fPIC -pthread -MMD -MP $(SANFLAGS)
+          -fPIC -fno-semantic-interposition -pthread -MMD -MP $(SANFLAGS)
 NVCCFLAGS := -O2 -std=c++17 -Xcompiler -fPIC,-Wall,-Wextra -Werror all-warnings \
              -Ilib -I$(BUILD)/gen $(GENCODE) -MMD -MP
 LDFLAGS := -pthread $(SANFLAGS)

@@ -1,9 +1,10 @@
 /* PyTorch's pluggable-allocator entry points over lib/alloc.h (see vramlab_caching.h).
  *
- * The hot path is one acquire load of the device's allocator and one indirect call:
- * the allocator itself is thread-safe, so nothing here takes a lock after the first
- * allocation on a device. Paired mode (VRAMLAB_ALLOC_B) adds an owner table under a
- * mutex to every call, the same for both allocators. */
+ * The hot path is one acquire load of the device's allocator, one test of `extras` and
+ * one indirect call: the allocator itself is thread-safe, so nothing here takes a lock
+ * after the first allocation on a device. Timing, tracing and paired mode
+ * (VRAMLAB_ALLOC_B, an owner table under a mutex, the same for both allocators) take the
+ * slow path. */
 #include "torch/vramlab_caching.h"
 
 #include <dlfcn.h>
@@ -59,6 +60,10 @@ static _Atomic int serving;
  * (lib/trace/record.h), to replay the program's own allocations later, on the simulated
  * device too. Opened once, with the settings; closed by the C library at exit. */
 static vl_trace_recorder *recorder;
+
+/* timing || recorder || paired: the one flag the hot path tests. Set with them, before
+ * the first allocator is published (its slot's release store orders it). */
+static bool extras;
 static pthread_mutex_t owner_lock = PTHREAD_MUTEX_INITIALIZER;
 static vl_addrmap owners;
 
@@ -86,6 +91,7 @@ static void read_spec(void)
     } else if (b && *b) {
         fprintf(stderr, "vramlab: %s=%s: out of host memory for the owner table; not paired\n", VL_TORCH_B_ENV, b);
     }
+    extras = timing || recorder != NULL || paired;
 }
 
 static vl_allocator *open_device(int which, int device)
@@ -239,22 +245,39 @@ static void free_paired(void *ptr, size_t size, int device, cudaStream_t stream)
     deallocate_timed(a, which, ptr, size, device, stream);
 }
 
+/* PyTorch's pluggable path (CUDAPluggableAllocator::allocate) takes NULL as a pointer,
+ * raising nothing: the first kernel on the tensor then faults with an illegal address,
+ * far from here. This line names the cause. */
+static void *out_of_memory(ssize_t size, int device)
+{
+    fprintf(stderr, "vramlab: out of memory: %zd bytes on device %d (PyTorch does not check a pluggable "
+            "allocator's NULL: an illegal memory access may follow)\n", size, device);
+    return NULL;
+}
+
+static void *alloc_with_extras(vl_allocator *a, size_t size, int device, cudaStream_t stream)
+{
+    void *p = paired ? alloc_paired(size, device, stream) : allocate_timed(a, 0, size, device, stream);
+    if (p == NULL) return out_of_memory((ssize_t)size, device);
+    if (recorder != NULL) vl_trace_record_alloc(recorder, p, size, (uintptr_t)stream);
+    return p;
+}
+
 void *vl_alloc(ssize_t size, int device, cudaStream_t stream)
 {
     if (size <= 0) return NULL;
     vl_allocator *a = allocator_for(0, device);
     if (a == NULL) return NULL;
-    void *p = paired ? alloc_paired((size_t)size, device, stream) : allocate_timed(a, 0, (size_t)size, device, stream);
-    if (p == NULL) {
-        /* PyTorch's pluggable path (CUDAPluggableAllocator::allocate) takes NULL as a
-         * pointer, raising nothing: the first kernel on the tensor then faults with an
-         * illegal address, far from here. This line names the cause. */
-        fprintf(stderr, "vramlab: out of memory: %zd bytes on device %d (PyTorch does not check a pluggable "
-                "allocator's NULL: an illegal memory access may follow)\n", size, device);
-        return NULL;
-    }
-    if (recorder != NULL) vl_trace_record_alloc(recorder, p, (size_t)size, (uintptr_t)stream);
-    return p;
+    if (__builtin_expect(extras, 0)) return alloc_with_extras(a, (size_t)size, device, stream);
+    void *p = vl_allocate(a, (size_t)size, (vl_stream)stream);
+    return __builtin_expect(p != NULL, 1) ? p : out_of_memory(size, device);
+}
+
+static void free_with_extras(vl_allocator *a, void *ptr, size_t size, int device, cudaStream_t stream)
+{
+    if (recorder != NULL) vl_trace_record_free(recorder, ptr, (uintptr_t)stream);
+    if (paired) free_paired(ptr, size, device, stream);
+    else deallocate_timed(a, 0, ptr, size, device, stream);
 }
 
 void vl_free(void *ptr, ssize_t size, int device, cudaStream_t stream)
@@ -265,12 +288,8 @@ void vl_free(void *ptr, ssize_t size, int device, cudaStream_t stream)
         fprintf(stderr, "vramlab: vl_free(%p) on device %d, which has no allocator\n", ptr, device);
         return;
     }
-    if (recorder != NULL) vl_trace_record_free(recorder, ptr, (uintptr_t)stream);
-    if (paired) {
-        free_paired(ptr, (size_t)size, device, stream);
-        return;
-    }
-    deallocate_timed(a, 0, ptr, (size_t)size, device, stream);
+    if (__builtin_expect(extras, 0)) free_with_extras(a, ptr, (size_t)size, device, stream);
+    else vl_deallocate(a, ptr, (size_t)size, (vl_stream)stream);
 }
 
 int vl_torch_serve(int which)
