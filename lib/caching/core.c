@@ -165,7 +165,10 @@ static uintptr_t split_spot(const vl_caching *c, const vl_csegment *s, const vl_
     if (c->cfg.split_toward_hole && s->expandable && prev && prev->state == VL_CB_UNMAPPED &&
         !(next && next->state == VL_CB_UNMAPPED))
         at = end - rounded;
-    if (!detached && s->expandable && rounded % s->granule == 0) at = chunk_spot(s, lo, end, rounded, at);
+    /* Whole-chunk placement serves reclaim; without a budget (reclaim=-1) nothing
+     * unmaps in steady state and it would only scatter blocks over the cache. */
+    if (!detached && s->expandable && c->cfg.reclaim >= 0 && rounded % s->granule == 0)
+        at = chunk_spot(s, lo, end, rounded, at);
     return at;
 }
 
