@@ -18,6 +18,8 @@
 #           same through the PyTorch plugin's ABI (--alloc plugin: the .so PyTorch loads),
 #           c10's own allocator (--alloc torch), and both vramlab SPECs on the simulated
 #           device in the same rounds (what the device path adds; about 2 minutes);
+#           FAST_ARGS: alloc_latency's options (default --quick; a steadier sample:
+#           '--max-size 2MiB --step 4096', 300 batches or 600 ms per size, 512 B and 2 MiB);
 #   test    make test, timed, from the current build state (the README's figure).
 # The zoo's live verdict is make torch-bench itself (docs/torch-bench.md: RUN=, BUDGET=,
 # RESUME=1), not repeated here.
@@ -39,6 +41,7 @@ for spec in "${cold_specs[@]}"; do
     [[ $spec == caching* ]] || { echo "allocator_verdict: COLD_SPECS: '$spec' is not a caching SPEC" >&2; exit 2; }
 done
 fast_rounds=${FAST_ROUNDS:-10}
+read -r -a fast_args <<<"${FAST_ARGS---quick}"
 [[ $fast_rounds =~ ^[1-9][0-9]*$ ]] || { echo "allocator_verdict: FAST_ROUNDS must be a count, not '$fast_rounds'" >&2; exit 2; }
 cold_tar=${COLD_TRACES_TAR:-results/reference/h100-zoo-steps/zoo-traces.txz}
 [[ " ${parts[*]} " != *" cold "* ]] || [ -f "$cold_tar" ] || { echo "allocator_verdict: no trace archive '$cold_tar' (COLD_TRACES_TAR)" >&2; exit 2; }
@@ -147,9 +150,9 @@ part_fastpath() {
             read -r name env args <<<"${fast_configs[(i + round) % n]}"
             # shellcheck disable=SC2086 # ARGS is a word list by design
             if [ "$env" = - ]; then
-                build/bin/alloc_latency --quick $args -o "$rep/alloc_latency.$name.csv" >"$rep/$name.log" 2>&1
+                build/bin/alloc_latency "${fast_args[@]}" $args -o "$rep/alloc_latency.$name.csv" >"$rep/$name.log" 2>&1
             else
-                VRAMLAB_ALLOC=$env build/bin/alloc_latency --quick $args -o "$rep/alloc_latency.$name.csv" \
+                VRAMLAB_ALLOC=$env build/bin/alloc_latency "${fast_args[@]}" $args -o "$rep/alloc_latency.$name.csv" \
                     >"$rep/$name.log" 2>&1
             fi || { echo "allocator_verdict: fastpath round $round: $name failed: $(tail -1 "$rep/$name.log")" >&2; ok=0; }
             [ -s "$rep/$name.log" ] || rm -f "$rep/$name.log"
