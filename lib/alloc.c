@@ -47,7 +47,7 @@ typedef struct named_spec {
     const char *name, *spec, *summary;
 } named_spec;
 static const named_spec named_specs[] = {
-    {"lowwaste", "caching:segments=expandable,span=0,reclaim_max=0.008",
+    {"lowwaste", "caching:segments=expandable,span=0,reclaim=0.008,reclaim_max=0.008,lend=1,top=fit",
      "expandable segments that waste least: a map call per 2 MiB chunk and a fixed 0.8% reclaim budget, paid in "
      "map calls (docs/allocators.md, \"The low-waste SPEC\")"},
 };

@@ -286,7 +286,7 @@ static void test_race_without_record_use(void **state)
 static void test_expandable_maps_on_demand(void **state)
 {
     (void)state;
-    fixture f = open_both("sim:granularity=2MiB", "caching:segments=expandable,chunk=2MiB,span=0");
+    fixture f = open_both("sim:granularity=2MiB", "caching:segments=expandable,chunk=2MiB,span=0,reclaim=0.008,lend=1,top=fit");
     char *a = vl_allocate(f.a, 3 * MiB, NULL);
     assert_int_equal(stats_of(f.a).reserved_bytes, 4 * MiB);
     assert_int_equal(vl_sim_used_bytes(f.dev), 4 * MiB);
@@ -314,7 +314,7 @@ static void test_expandable_chunk_sizes_grow_with_offset(void **state)
 {
     (void)state;
     /* 2 MiB granules; chunk=20MiB caps chunks at 16 MiB (a power-of-two multiple). */
-    fixture f = open_both("sim", "caching:segments=expandable,chunk=20MiB,span=0");
+    fixture f = open_both("sim", "caching:segments=expandable,chunk=20MiB,span=0,reclaim=0.008,lend=1,top=fit");
     void *first = vl_allocate(f.a, 3 * MiB, NULL);
     assert_int_equal(stats_of(f.a).reserved_bytes, 4 * MiB); /* two one-granule chunks */
     /* A small request takes the large range's free 1 MiB rather than map a granule of
@@ -390,7 +390,7 @@ static void test_oom_retry_and_report(void **state)
     vl_deallocate(f.a, q, 0, NULL);
     close_both(f);
 
-    f = open_both("sim:capacity=64MiB", "caching:segments=expandable");
+    f = open_both("sim:capacity=64MiB", "caching:segments=expandable,reclaim=0.008,lend=1,top=fit");
     assert_null(vl_allocate(f.a, 65 * MiB, NULL));
     void *s = vl_allocate(f.a, 64 * MiB, NULL);
     assert_non_null(s); /* exactly the capacity: every chunk mapped */
@@ -405,7 +405,7 @@ static void test_oom_retry_and_report(void **state)
 static void test_request_beyond_device_refused_at_once(void **state)
 {
     (void)state;
-    const char *specs[] = {"caching", "caching:segments=expandable"};
+    const char *specs[] = {"caching", "caching:segments=expandable,reclaim=0.008,lend=1,top=fit"};
     for (int k = 0; k < 2; k++) {
         fixture f = open_both("sim:capacity=100TiB", specs[k]);
         assert_null(vl_allocate(f.a, (size_t)101 << 40, NULL));
@@ -450,7 +450,7 @@ static void test_expandable_releases_cache_under_pressure(void **state)
     (void)state;
     /* Stream 1 caches 40 MiB; stream 2 needs 40 MiB: the retry unmaps stream 1's
      * (reclaim off: with it, the chunks would move before any OOM). */
-    fixture f = open_both("sim:capacity=64MiB", "caching:segments=expandable,reclaim=-1");
+    fixture f = open_both("sim:capacity=64MiB", "caching:segments=expandable,reclaim=-1,lend=1,top=fit");
     void *p = vl_allocate(f.a, 40 * MiB, S(1));
     vl_deallocate(f.a, p, 0, S(1));
     void *q = vl_allocate(f.a, 40 * MiB, S(2));
@@ -466,7 +466,7 @@ static void test_expandable_reclaim_moves_memory(void **state)
     (void)state;
     /* Within a stream: an 8 MiB hole is unmapped to back a 12 MiB request, so reserved
      * stays at the peak of allocated (reclaim=-1: the hole stays cached). */
-    fixture f = open_both("sim", "caching:segments=expandable,chunk=2MiB,span=0");
+    fixture f = open_both("sim", "caching:segments=expandable,chunk=2MiB,span=0,reclaim=0.008,lend=1,top=fit");
     void *a = vl_allocate(f.a, 8 * MiB, S(1)), *b = vl_allocate(f.a, 8 * MiB, S(1));
     vl_deallocate(f.a, a, 0, S(1));
     void *c = vl_allocate(f.a, 12 * MiB, S(1));
@@ -479,7 +479,7 @@ static void test_expandable_reclaim_moves_memory(void **state)
     /* Across streams only under memory pressure: every unmap waits for the owning
      * stream's queued work on a GPU, so with memory to spare stream 2 maps its own
      * (stream 1 keeps its cache, as in PyTorch) ... */
-    f = open_both("sim", "caching:segments=expandable,chunk=2MiB");
+    f = open_both("sim", "caching:segments=expandable,chunk=2MiB,reclaim=0.008,lend=1,top=fit");
     vl_deallocate(f.a, vl_allocate(f.a, 40 * MiB, S(1)), 0, S(1));
     void *q = vl_allocate(f.a, 40 * MiB, S(2));
     assert_int_equal(stats_of(f.a).reserved_bytes, 80 * MiB);
@@ -488,7 +488,7 @@ static void test_expandable_reclaim_moves_memory(void **state)
     close_both(f);
 
     /* ... and when the device is full, its chunks move without an OOM, flush or retry. */
-    f = open_both("sim:capacity=64MiB", "caching:segments=expandable,chunk=2MiB");
+    f = open_both("sim:capacity=64MiB", "caching:segments=expandable,chunk=2MiB,reclaim=0.008,lend=1,top=fit");
     vl_deallocate(f.a, vl_allocate(f.a, 40 * MiB, S(1)), 0, S(1));
     q = vl_allocate(f.a, 40 * MiB, S(2));
     vl_alloc_stats st = stats_of(f.a);
@@ -498,7 +498,7 @@ static void test_expandable_reclaim_moves_memory(void **state)
     vl_deallocate(f.a, q, 0, S(2));
     close_both(f);
 
-    f = open_both("sim", "caching:segments=expandable,reclaim=-1,chunk=2MiB");
+    f = open_both("sim", "caching:segments=expandable,reclaim=-1,chunk=2MiB,lend=1,top=fit");
     a = vl_allocate(f.a, 8 * MiB, S(1));
     b = vl_allocate(f.a, 8 * MiB, S(1));
     vl_deallocate(f.a, a, 0, S(1));
@@ -605,7 +605,7 @@ static void test_stats_and_reset_peaks(void **state)
 static void test_reset_peaks_keeps_reclaim_peak(void **state)
 {
     (void)state;
-    fixture f = open_both("sim", "caching:segments=expandable,chunk=2MiB");
+    fixture f = open_both("sim", "caching:segments=expandable,chunk=2MiB,reclaim=0.008,lend=1,top=fit");
     vl_deallocate(f.a, vl_allocate(f.a, 100 * MiB, S(1)), 0, S(1)); /* the stream's peak: 100 MiB */
     vl_trim(f.a);
     void *p[10];
@@ -636,19 +636,19 @@ static void test_bad_options(void **state)
     assert_null(vl_alloc_open("caching:gc=1.5", plain, &status, err, sizeof err));
     assert_non_null(strstr(err, "gc"));
     assert_int_equal(status, 2); /* usage errors, found when the allocator opens */
-    assert_null(vl_alloc_open("caching:segments=expandable", plain, &status, err, sizeof err));
+    assert_null(vl_alloc_open("caching:segments=expandable,reclaim=0.008,lend=1,top=fit", plain, &status, err, sizeof err));
     assert_non_null(strstr(err, "virtual memory"));
     assert_int_equal(status, 2);
     /* Options that cannot work on this device: usage errors too, not failures later. */
     vl_device *vmm = sim_open("sim:capacity=1GiB");
-    assert_null(vl_alloc_open("caching:segments=expandable,chunk=1TiB", vmm, &status, err, sizeof err));
+    assert_null(vl_alloc_open("caching:segments=expandable,chunk=1TiB,reclaim=0.008,lend=1,top=fit", vmm, &status, err, sizeof err));
     vl_device_close(vmm);
     assert_non_null(strstr(err, "chunk"));
     assert_int_equal(status, 2);
     assert_null(vl_alloc_open("caching:reclaim=nan", plain, &status, err, sizeof err));
     assert_int_equal(status, 2);
     vl_device *tiny = sim_open("sim:capacity=1GiB,granularity=2GiB");
-    assert_null(vl_alloc_open("caching:segments=expandable", tiny, &status, err, sizeof err));
+    assert_null(vl_alloc_open("caching:segments=expandable,reclaim=0.008,lend=1,top=fit", tiny, &status, err, sizeof err));
     assert_int_equal(status, 2);
     vl_device_close(tiny);
     int dev_status = 0;
@@ -722,7 +722,7 @@ static void test_growth_hook(void **state)
 {
     (void)state;
     growth_hook_in("caching");
-    growth_hook_in("caching:segments=expandable");
+    growth_hook_in("caching:segments=expandable,reclaim=0.008,lend=1,top=fit");
     vl_allocator other = {.backend = &vl_backend_raw};
     assert_int_equal(vl_caching_on_growth(&other, record_growth, NULL), -1);
     assert_int_equal(vl_caching_on_growth(NULL, record_growth, NULL), -1);

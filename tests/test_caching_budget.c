@@ -57,8 +57,8 @@ static run steps(const char *device, const char *alloc, int complete_after)
     return r;
 }
 
-#define ADAPTIVE "caching:segments=expandable,span=0,reclaim=0.008,reclaim_max=0.25"
-#define FIXED "caching:segments=expandable,span=0,reclaim=0.008,reclaim_max=0.008"
+#define ADAPTIVE "caching:segments=expandable,span=0,reclaim=0.008,reclaim_max=0.25,lend=1,top=fit"
+#define FIXED "caching:segments=expandable,span=0,reclaim=0.008,reclaim_max=0.008,lend=1,top=fit"
 
 static void test_relocating_every_step_raises_the_budget_and_the_waste(void **state)
 {
@@ -377,7 +377,7 @@ static void empty_after_pressure(vl_device *d, vl_allocator *a, void *big, void 
 static void test_relocation_under_pressure_survives_host_failures(void **state)
 {
     (void)state;
-    const char *spec = "caching:segments=expandable,span=0,reclaim=0.008,reclaim_max=0.008";
+    const char *spec = "caching:segments=expandable,span=0,reclaim=0.008,reclaim_max=0.008,lend=1,top=fit";
     void *p[BLOCKS];
     /* Without faults: the request is served, through the pressure path. */
     vl_device *d = sim_open("sim:capacity=80MiB,events=manual");

@@ -24,7 +24,7 @@ typedef struct holes {
 static holes open_with_holes(void)
 {
     holes h = {.d = sim_open("sim:capacity=64MiB")};
-    h.a = caching_open(h.d, "caching:segments=expandable,chunk=2MiB");
+    h.a = caching_open(h.d, "caching:segments=expandable,chunk=2MiB,reclaim=0.008,lend=1,top=fit");
     for (int i = 0; i < 16; i++) {
         h.p[i] = vl_allocate(h.a, 4 * MiB, S(1));
         assert_non_null(h.p[i]);
@@ -125,7 +125,7 @@ static void test_churn_over_the_whole_device_fails_only_when_memory_is_short(voi
 {
     (void)state;
     vl_device *d = sim_open("sim:capacity=1GiB");
-    vl_allocator *a = caching_open(d, "caching:segments=expandable,chunk=2MiB");
+    vl_allocator *a = caching_open(d, "caching:segments=expandable,chunk=2MiB,reclaim=0.008,lend=1,top=fit");
     assert_int_equal(churn_despite_free(a, 1024 * MiB), 0);
     close_all_returned(d, a);
 }
@@ -143,7 +143,7 @@ static shared_device open_shared(const char *sim_spec, size_t held)
 {
     shared_device sd = {.d = sim_open(sim_spec), .held = held};
     assert_int_equal(sd.d->ops->mem_alloc(sd.d, held, &sd.others), VL_DEV_OK);
-    sd.a = caching_open(sd.d, "caching:segments=expandable");
+    sd.a = caching_open(sd.d, "caching:segments=expandable,reclaim=0.008,lend=1,top=fit");
     return sd;
 }
 
@@ -152,7 +152,7 @@ static void close_shared(shared_device *sd)
 {
     vl_alloc_close(sd->a);
     assert_int_equal(sd->d->ops->mem_free(sd->d, sd->others, sd->held), VL_DEV_OK);
-    close_all_returned(sd->d, caching_open(sd->d, "caching:segments=expandable"));
+    close_all_returned(sd->d, caching_open(sd->d, "caching:segments=expandable,reclaim=0.008,lend=1,top=fit"));
 }
 
 /* Churn over the last GiB of a 4 GiB device whose other 3 GiB someone else holds (as
@@ -255,7 +255,7 @@ static void test_multi_stream_loop_maps_nothing_per_step(void **state)
 {
     (void)state;
     vl_device *d = sim_open("sim");
-    vl_allocator *a = caching_open(d, "caching:segments=expandable");
+    vl_allocator *a = caching_open(d, "caching:segments=expandable,reclaim=0.008,lend=1,top=fit");
     vl_rng rng;
     vl_rng_seed(&rng, 42);
     size_t sizes[64][4];
@@ -311,9 +311,9 @@ static size_t offset_of_split_request(const char *spec)
 static void test_split_remainder_goes_next_to_the_hole(void **state)
 {
     (void)state;
-    assert_int_equal(offset_of_split_request("caching:segments=expandable,split=low,span=0"), 2 * MiB);
-    assert_int_equal(offset_of_split_request("caching:segments=expandable,split=hole,span=0"), 2 * MiB + 512 * KiB);
-    assert_int_equal(offset_of_split_request("caching:segments=expandable,span=0"), 2 * MiB + 512 * KiB);
+    assert_int_equal(offset_of_split_request("caching:segments=expandable,split=low,span=0,reclaim=0.008,lend=1,top=fit"), 2 * MiB);
+    assert_int_equal(offset_of_split_request("caching:segments=expandable,split=hole,span=0,reclaim=0.008,lend=1,top=fit"), 2 * MiB + 512 * KiB);
+    assert_int_equal(offset_of_split_request("caching:segments=expandable,span=0,reclaim=0.008,lend=1,top=fit"), 2 * MiB + 512 * KiB);
 }
 
 /* Three blocks on stream 1, which a fresh range places one after the other. */
@@ -353,9 +353,9 @@ static size_t offset_in_cached_block(const char *spec, size_t request)
 static void test_whole_chunk_request_lands_on_chunk_boundaries(void **state)
 {
     (void)state;
-    assert_int_equal(offset_in_cached_block("caching:segments=expandable", 4 * MiB), 4 * MiB);
-    assert_int_equal(offset_in_cached_block("caching:segments=expandable,split=low", 4 * MiB), 4 * MiB);
-    assert_int_equal(offset_in_cached_block("caching:segments=expandable", 3 * MiB + 512 * KiB), 3 * MiB);
+    assert_int_equal(offset_in_cached_block("caching:segments=expandable,reclaim=0.008,lend=1,top=fit", 4 * MiB), 4 * MiB);
+    assert_int_equal(offset_in_cached_block("caching:segments=expandable,split=low,reclaim=0.008,lend=1,top=fit", 4 * MiB), 4 * MiB);
+    assert_int_equal(offset_in_cached_block("caching:segments=expandable,reclaim=0.008,lend=1,top=fit", 3 * MiB + 512 * KiB), 3 * MiB);
 }
 
 /* Growth in spans (span=16MiB, spans.h): one map call for the chunks a request needs,
@@ -367,7 +367,7 @@ static void test_growth_maps_spans_unmapped_whole(void **state)
 {
     (void)state;
     vl_device *d = sim_open("sim:capacity=1GiB");
-    vl_allocator *a = caching_open(d, "caching:segments=expandable,span=16MiB");
+    vl_allocator *a = caching_open(d, "caching:segments=expandable,span=16MiB,reclaim=0.008,lend=1,top=fit");
     char *x = vl_allocate(a, 7 * MiB, S(1));
     assert_non_null(x);
     assert_int_equal(stats_of(a).device_allocs, 1);
@@ -418,9 +418,9 @@ static void test_idle_stream_packs_its_range(void **state)
 {
     (void)state;
     size_t mapped;
-    assert_int_equal(offset_after_idle("caching:segments=expandable,pack=1,span=0", &mapped), 0);
+    assert_int_equal(offset_after_idle("caching:segments=expandable,pack=1,span=0,reclaim=0.008,lend=1,top=fit", &mapped), 0);
     assert_int_equal(mapped, 8 * MiB);
-    assert_int_equal(offset_after_idle("caching:segments=expandable,pack=0,span=0", &mapped), 8 * MiB);
+    assert_int_equal(offset_after_idle("caching:segments=expandable,pack=0,span=0,reclaim=0.008,lend=1,top=fit", &mapped), 8 * MiB);
     assert_int_equal(mapped, 12 * MiB);
 }
 
@@ -432,7 +432,7 @@ static void test_idle_stream_packs_its_range(void **state)
 static void ballast_beyond_free(const char *spec_b)
 {
     vl_device *d = sim_open("sim:capacity=16GiB");
-    vl_allocator *a = caching_open(d, "caching:segments=expandable");
+    vl_allocator *a = caching_open(d, "caching:segments=expandable,reclaim=0.008,lend=1,top=fit");
     vl_allocator *b = caching_open(d, spec_b);
     enum { N = 17 }; /* 17 x 512 MiB: 53% of 16 GiB */
     char *w[N];
@@ -463,8 +463,8 @@ static void ballast_beyond_free(const char *spec_b)
 static void test_second_allocator_beyond_free_memory_fails_cleanly(void **state)
 {
     (void)state;
-    ballast_beyond_free("caching:segments=expandable");
-    ballast_beyond_free("caching:segments=expandable,span=0,reclaim_max=0.008");
+    ballast_beyond_free("caching:segments=expandable,reclaim=0.008,lend=1,top=fit");
+    ballast_beyond_free("caching:segments=expandable,span=0,reclaim_max=0.008,reclaim=0.008,lend=1,top=fit");
 }
 
 VL_TEST_MAIN(cmocka_unit_test(test_large_request_opens_a_further_range),

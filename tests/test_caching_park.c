@@ -214,7 +214,7 @@ static void pairs_give_back(void *p, int n)
 static void test_lent_block_comes_back(void **state)
 {
     (void)state;
-    open_sim("sim", "caching:segments=expandable");
+    open_sim("sim", "caching:segments=expandable,lend=1");
     void *small[4];
     for (int i = 0; i < 4; i++) small[i] = vl_allocate(a, 64 * KiB, S(1));
     for (int i = 0; i < 4; i++) vl_deallocate(a, small[i], 0, S(1));

@@ -36,29 +36,34 @@ typedef struct config {
 
 static const config configs[] = {
     {"sim:capacity=1GiB,events=manual", "caching"},
-    /* the default: best fit, a reclaim budget that rises when reclaim churns (budget.c) */
+    /* the default: PyTorch's policy (no unmapping in steady state, pools apart, best fit
+     * passing over a block that borders unmapped space) */
     {"sim:capacity=1GiB,events=manual", "caching:segments=expandable"},
+    /* the budget that rises when reclaim churns (budget.c), pools lending each other */
+    {"sim:capacity=1GiB,events=manual", "caching:segments=expandable,reclaim=0.008,lend=1,top=fit"},
+    /* top=last under reclaim: holes open next to parked blocks between requests */
+    {"sim:capacity=1GiB,events=manual", "caching:segments=expandable,reclaim=0.008"},
     /* a fixed reclaim budget: reclaim churns at every step of a tight loop */
-    {"sim:capacity=1GiB,events=manual", "caching:segments=expandable,reclaim_max=0.008"},
-    {"sim:capacity=512MiB,granularity=64KiB,events=manual", "caching:segments=expandable,chunk=1MiB,roundup_div=4"},
+    {"sim:capacity=1GiB,events=manual", "caching:segments=expandable,reclaim=0.008,reclaim_max=0.008,lend=1,top=fit"},
+    {"sim:capacity=512MiB,granularity=64KiB,events=manual", "caching:segments=expandable,chunk=1MiB,roundup_div=4,reclaim=0.008"},
     {"sim:capacity=1GiB,events=manual,overhead=100MiB", "caching:max_split=8MiB,gc=0.6,roundup_div=2"},
     {"sim:capacity=2GiB,granularity=4MiB,events=manual", "caching:segments=expandable,reclaim=-1,chunk=20MiB"},
     /* a device smaller than the largest requests: further ranges, reclaim under pressure */
-    {"sim:capacity=192MiB,events=manual", "caching:segments=expandable,chunk=8MiB"},
+    {"sim:capacity=192MiB,events=manual", "caching:segments=expandable,chunk=8MiB,reclaim=0.008,lend=1"},
     /* remainders always after the request (split=low, as PyTorch; the default is hole) */
-    {"sim:capacity=1GiB,events=manual", "caching:segments=expandable,split=low"},
+    {"sim:capacity=1GiB,events=manual", "caching:segments=expandable,split=low,reclaim=0.008,top=fit"},
     /* growth mapped in spans of several chunks, unmapped only whole (spans.h) */
-    {"sim:capacity=1GiB,events=manual", "caching:segments=expandable,span=16MiB"},
-    {"sim:capacity=512MiB,granularity=64KiB,events=manual", "caching:segments=expandable,chunk=1MiB,span=1GiB"},
+    {"sim:capacity=1GiB,events=manual", "caching:segments=expandable,span=16MiB,reclaim=0.008,lend=1,top=fit"},
+    {"sim:capacity=512MiB,granularity=64KiB,events=manual", "caching:segments=expandable,chunk=1MiB,span=1GiB,reclaim=0.008"},
     /* most of the device held by others: spans measured against the reach, not the total */
     {"sim:capacity=4GiB,events=manual,overhead=3GiB", "caching:segments=expandable"},
     /* pack=1 with idle streams: their ranges packed again (holes filled, lent) */
-    {"sim:capacity=1GiB,events=manual", "caching:segments=expandable,pack=1", 1},
+    {"sim:capacity=1GiB,events=manual", "caching:segments=expandable,pack=1,reclaim=0.008,lend=1,top=fit", 1},
     /* park=0: the invariants without parking (no shadow: it would be the same) */
     {"sim:capacity=1GiB,events=manual", "caching:park=0"},
     /* plan=1 learning under random operations (a random program never repeats: no plan;
      * tests/test_caching_plan.c plans repeating ones) */
-    {"sim:capacity=1GiB,events=manual", "caching:segments=expandable,reclaim_max=0.008,plan=1"},
+    {"sim:capacity=1GiB,events=manual", "caching:segments=expandable,reclaim=0.008,reclaim_max=0.008,plan=1"},
 };
 #define NCONFIGS (sizeof configs / sizeof configs[0])
 
@@ -344,7 +349,7 @@ static void run_threads(const char *alloc_spec)
 static void test_threads(void **state) { run_threads(*state); }
 
 /* Every configs[] entry needs its line below. */
-_Static_assert(NCONFIGS == 14, "list every configs[] entry in VL_TEST_MAIN");
+_Static_assert(NCONFIGS == 16, "list every configs[] entry in VL_TEST_MAIN");
 
 VL_TEST_MAIN(cmocka_unit_test_prestate(test_random_ops, (void *)&configs[0]),
              cmocka_unit_test_prestate(test_random_ops, (void *)&configs[1]),
@@ -360,8 +365,10 @@ VL_TEST_MAIN(cmocka_unit_test_prestate(test_random_ops, (void *)&configs[0]),
              cmocka_unit_test_prestate(test_random_ops, (void *)&configs[11]),
              cmocka_unit_test_prestate(test_random_ops, (void *)&configs[12]),
              cmocka_unit_test_prestate(test_random_ops, (void *)&configs[13]),
+             cmocka_unit_test_prestate(test_random_ops, (void *)&configs[14]),
+             cmocka_unit_test_prestate(test_random_ops, (void *)&configs[15]),
              cmocka_unit_test_prestate(test_threads, (void *)"caching"),
              cmocka_unit_test_prestate(test_threads, (void *)"caching:segments=expandable"),
-             cmocka_unit_test_prestate(test_threads, (void *)"caching:segments=expandable,span=64MiB"),
+             cmocka_unit_test_prestate(test_threads, (void *)"caching:segments=expandable,span=64MiB,reclaim=0.008"),
              cmocka_unit_test_prestate(test_threads, (void *)"caching:segments=expandable,pack=1"),
              cmocka_unit_test_prestate(test_threads, (void *)"caching:segments=expandable,plan=1"))

@@ -37,7 +37,7 @@ static void test_retired_chunks_stay_mapped_until_their_event_completes(void **s
 {
     (void)state;
     vl_device *d = sim_open("sim:capacity=1GiB,events=manual");
-    vl_allocator *a = caching_open(d, "caching:segments=expandable,reclaim=0.01,span=0");
+    vl_allocator *a = caching_open(d, "caching:segments=expandable,reclaim=0.01,span=0,lend=1,top=fit");
     /* A synchronize anywhere below would be recorded as an error. */
     vl_sim_fail_nth(d, VL_SIM_SYNCHRONIZE, 1);
     void *x = vl_allocate(a, 8 * MiB, S(1)), *y = vl_allocate(a, 8 * MiB, S(1));
@@ -78,7 +78,7 @@ static void test_retiring_chunks_are_lent_to_the_new_mapping(void **state)
 {
     (void)state;
     vl_device *d = sim_open("sim:capacity=1GiB,events=manual");
-    vl_allocator *a = caching_open(d, "caching:segments=expandable,span=0");
+    vl_allocator *a = caching_open(d, "caching:segments=expandable,span=0,reclaim=0.008,lend=1,top=fit");
     vl_sim_fail_nth(d, VL_SIM_SYNCHRONIZE, 1);
     void *x = vl_allocate(a, 8 * MiB, S(1)), *y = vl_allocate(a, 8 * MiB, S(1));
     vl_deallocate(a, x, 0, S(1));
@@ -112,7 +112,7 @@ static void test_lending_failures_are_recorded_and_survived(void **state)
 {
     (void)state;
     vl_device *d = sim_open("sim:capacity=1GiB,events=manual");
-    vl_allocator *a = caching_open(d, "caching:segments=expandable,span=0");
+    vl_allocator *a = caching_open(d, "caching:segments=expandable,span=0,reclaim=0.008,lend=1,top=fit");
     void *x = vl_allocate(a, 8 * MiB, S(1)), *y = vl_allocate(a, 8 * MiB, S(1));
     vl_deallocate(a, x, 0, S(1));
     vl_sim_fail_nth(d, VL_SIM_PHYS_RELEASE, 2); /* the second phys_share */
@@ -142,7 +142,7 @@ static void test_record_use_streams_hold_chunks_back_too(void **state)
 {
     (void)state;
     vl_device *d = sim_open("sim:capacity=1GiB,events=manual");
-    vl_allocator *a = caching_open(d, "caching:segments=expandable,span=0");
+    vl_allocator *a = caching_open(d, "caching:segments=expandable,span=0,reclaim=0.008,lend=1,top=fit");
     vl_sim_fail_nth(d, VL_SIM_SYNCHRONIZE, 1);
     void *x = vl_allocate(a, 8 * MiB, S(1)), *y = vl_allocate(a, 8 * MiB, S(1));
     assert_int_equal(vl_record_use(a, x, S(2)), VL_OK);
@@ -177,7 +177,7 @@ static void test_kept_memory_is_mapped_again(void **state)
 {
     (void)state;
     vl_device *d = sim_open("sim:capacity=1GiB");
-    vl_allocator *a = caching_open(d, "caching:segments=expandable,span=0");
+    vl_allocator *a = caching_open(d, "caching:segments=expandable,span=0,reclaim=0.008,lend=1,top=fit");
     void *x = vl_allocate(a, 8 * MiB, S(1)), *y = vl_allocate(a, 8 * MiB, S(1));
     vl_deallocate(a, x, 0, S(1));
     void *z = vl_allocate(a, 12 * MiB, S(1));
@@ -197,7 +197,7 @@ static void test_request_that_cannot_fit_maps_nothing(void **state)
     /* 600 MiB held outside the allocator (another process, a context): 500 MiB is below
      * the capacity but above what is free. */
     vl_device *d = sim_open("sim:capacity=1GiB,overhead=600MiB");
-    vl_allocator *a = caching_open(d, "caching:segments=expandable,span=0");
+    vl_allocator *a = caching_open(d, "caching:segments=expandable,span=0,reclaim=0.008,lend=1,top=fit");
     assert_null(vl_allocate(a, 500 * MiB, S(1)));
     assert_int_equal(stats_of(a).device_allocs, 0);
     assert_int_equal(stats_of(a).alloc_retries, 0); /* no flush: it would not help */
@@ -207,7 +207,7 @@ static void test_request_that_cannot_fit_maps_nothing(void **state)
 
     /* Live blocks leave 424 MiB: 500 MiB can never fit, whatever is reclaimed. */
     d = sim_open("sim:capacity=1GiB");
-    a = caching_open(d, "caching:segments=expandable,span=0");
+    a = caching_open(d, "caching:segments=expandable,span=0,reclaim=0.008,lend=1,top=fit");
     void *live = vl_allocate(a, 600 * MiB, S(1));
     assert_non_null(live);
     int64_t maps = stats_of(a).device_allocs;
@@ -224,7 +224,7 @@ static void test_kept_memory_release_may_fail(void **state)
     /* fail_phys=1: the first phys_share is refused, so nothing is lent and x's memory
      * is kept once its event completed. */
     vl_device *d = sim_open("sim:capacity=1GiB,events=manual,fail_phys=1");
-    vl_allocator *a = caching_open(d, "caching:segments=expandable,span=0");
+    vl_allocator *a = caching_open(d, "caching:segments=expandable,span=0,reclaim=0.008,lend=1,top=fit");
     void *x = vl_allocate(a, 8 * MiB, S(1)), *y = vl_allocate(a, 8 * MiB, S(1));
     vl_deallocate(a, x, 0, S(1));
     void *z = vl_allocate(a, 12 * MiB, S(1));
@@ -248,7 +248,7 @@ static void test_cached_block_after_a_failed_growth(void **state)
 {
     (void)state;
     vl_device *d = sim_open("sim:capacity=64MiB,events=manual");
-    vl_allocator *a = caching_open(d, "caching:segments=expandable,span=0");
+    vl_allocator *a = caching_open(d, "caching:segments=expandable,span=0,reclaim=0.008,lend=1,top=fit");
     void *x = vl_allocate(a, 1280 * KiB, S(1)), *y = vl_allocate(a, 1280 * KiB, S(1));
     assert_int_equal(vl_record_use(a, x, S(2)), VL_OK);
     vl_deallocate(a, x, 0, S(1)); /* PENDING: S(2) may still use it */
@@ -276,7 +276,7 @@ static void test_reclaim_grows_holes_before_opening_new_ones(void **state)
 {
     (void)state;
     vl_device *d = sim_open("sim:capacity=1GiB,events=manual");
-    vl_allocator *a = caching_open(d, "caching:segments=expandable,reclaim=0.01,span=0");
+    vl_allocator *a = caching_open(d, "caching:segments=expandable,reclaim=0.01,span=0,lend=1,top=fit");
     const size_t mib[6] = {4, 8, 4, 4, 2, 4}; /* A F1 B F2 X C */
     char *p[6];
     for (int i = 0; i < 6; i++) {

@@ -3,8 +3,10 @@
  *   - segments=classic must reserve at its peak no more than PyTorch did while the
  *     trace was recorded (its segment_alloc / segment_map records minus the frees and
  *     unmaps); the promise "never worse than PyTorch's default";
- *   - segments=expandable must stay under its waste bounds (peak reserved / peak
- *     allocated), recorded here per trace so a regression shows at once. */
+ *   - segments=expandable (the default SPEC) must waste no more than PyTorch's own
+ *     expandable segments replaying the same trace on an H200, plus 0.005 (peak reserved
+ *     / peak allocated), and lowwaste must stay under its own bounds, recorded per trace
+ *     so a regression shows at once. */
 #include "test_caching_helpers.h"
 
 #include <stdlib.h>
@@ -15,15 +17,18 @@
 
 typedef struct fixture_trace {
     const char *file;
-    double expandable_bound; /* peak reserved / peak allocated, expandable */
+    double torch_expandable; /* PyTorch's expandable segments on an H200: peak reserved / peak allocated */
+    double lowwaste_bound;   /* lowwaste's bound */
 } fixture_trace;
 
-/* Bounds: the waste target 1.03, except transformer.tiny (85 MiB peak: 2 MiB granules and
- * free fragments < 2 MiB make 1.060 today; see docs/caching-measured.md, "Host-CPU figures"). */
+/* torch_expandable: `replay --alloc torch:expandable_segments=1` on an H200, every pass
+ * the same (results/reference/h200-expandable-floor-cc8ca63/fixtures/). lowwaste: the
+ * waste target 1.03, except transformer.tiny (85 MiB peak: 2 MiB granules and free
+ * fragments < 2 MiB make 1.060; docs/caching-measured.md, "Host-CPU figures"). */
 static const fixture_trace traces[] = {
-    {"tests/fixtures/traces/gpt2.tiny.csv", 1.03},
-    {"tests/fixtures/traces/resnet50.tiny.csv", 1.03},
-    {"tests/fixtures/traces/transformer.tiny.csv", 1.07},
+    {"tests/fixtures/traces/gpt2.tiny.csv", 1.2504, 1.03},
+    {"tests/fixtures/traces/resnet50.tiny.csv", 1.0475, 1.03},
+    {"tests/fixtures/traces/transformer.tiny.csv", 1.1781, 1.07},
 };
 
 /* PyTorch's own peak reserved bytes, from the recorder's segment records. */
@@ -91,15 +96,22 @@ static void test_classic_never_reserves_more_than_pytorch(void **state)
     }
 }
 
+static double waste(const char *file, const char *spec)
+{
+    vl_alloc_stats st = replay_once(file, spec);
+    return (double)st.peak_reserved_bytes / (double)st.peak_allocated_bytes;
+}
+
 static void test_expandable_waste_bounds(void **state)
 {
     (void)state;
     for (size_t i = 0; i < sizeof traces / sizeof traces[0]; i++) {
-        vl_alloc_stats st = replay_once(traces[i].file, "caching:segments=expandable");
-        double ratio = (double)st.peak_reserved_bytes / (double)st.peak_allocated_bytes;
-        print_message("%s: expandable peak reserved / peak allocated %.4f (bound %.2f)\n", traces[i].file, ratio,
-                      traces[i].expandable_bound);
-        assert_true(ratio <= traces[i].expandable_bound);
+        double def = waste(traces[i].file, "caching:segments=expandable"), low = waste(traces[i].file, "lowwaste");
+        print_message("%s: peak reserved / peak allocated: expandable %.4f (PyTorch expandable %.4f), lowwaste "
+                      "%.4f (bound %.2f)\n", traces[i].file, def, traces[i].torch_expandable, low,
+                      traces[i].lowwaste_bound);
+        assert_true(def <= traces[i].torch_expandable + 0.005);
+        assert_true(low <= traces[i].lowwaste_bound);
     }
 }
 

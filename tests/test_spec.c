@@ -105,11 +105,11 @@ static void test_named_specs(void **state)
     (void)state;
     char err[256], out[VL_SPEC_MAX_TEXT];
     assert_int_equal(vl_alloc_spec_expand("lowwaste", out, sizeof out, err, sizeof err), 0);
-    assert_string_equal(out, "caching:segments=expandable,span=0,reclaim_max=0.008");
+    assert_string_equal(out, "caching:segments=expandable,span=0,reclaim=0.008,reclaim_max=0.008,lend=1,top=fit");
     assert_int_equal(vl_alloc_spec_expand("lowwaste:span=8MiB,park=0", out, sizeof out, err, sizeof err), 0);
-    assert_string_equal(out, "caching:segments=expandable,reclaim_max=0.008,span=8MiB,park=0");
+    assert_string_equal(out, "caching:segments=expandable,reclaim=0.008,reclaim_max=0.008,lend=1,top=fit,span=8MiB,park=0");
     assert_int_equal(vl_alloc_spec_expand("lowwaste:spanx=1", out, sizeof out, err, sizeof err), 0);
-    assert_string_equal(out, "caching:segments=expandable,span=0,reclaim_max=0.008,spanx=1"); /* a key, not a prefix */
+    assert_string_equal(out, "caching:segments=expandable,span=0,reclaim=0.008,reclaim_max=0.008,lend=1,top=fit,spanx=1"); /* a key, not a prefix */
     assert_int_equal(vl_alloc_spec_expand("raw", out, sizeof out, err, sizeof err), 0);
     assert_string_equal(out, "raw");
     assert_int_equal(vl_alloc_spec_expand("lowwaste:span=8MiB", out, 40, err, sizeof err), -1);

@@ -168,6 +168,8 @@ typedef struct vl_caching_config {
     int raise_maps;        /* expandable: relocating map calls in a budget window above which it doubles */
     int decay;             /* expandable, decay=1: the budget falls back once reclaim stops churning (budget.c) */
     int split_toward_hole; /* expandable, split=hole: a remainder goes next to an unmapped hole before the block */
+    int lend;              /* expandable, lend=1: a stream's two pools serve each other's requests from cache */
+    int top_last;          /* expandable, top=last: best fit passes over a block that borders unmapped space */
     int pack;              /* expandable with pack=1 (0 for classic): lowest of a few fits; idle ranges laid out again */
     int oom_report;        /* print the OOM report to stderr */
     int park;              /* park a stream's last free (park.h) */

@@ -38,12 +38,14 @@ static const vl_opt caching_options[] = {
              "call costs about the same whatever its size, but such a span is unmapped only whole, "
              "so spans are used only while reserved stays within an eighth of what the process can reach "
              "(its reserved plus the device's free memory), chunk by chunk beyond; 0: one map call per chunk"},
-    {.name = "reclaim", .kind = VL_OPT_DOUBLE, .default_value = "0.008", .min = -DBL_MAX, .max = DBL_MAX, /* -1 is a mode */
-     .help = "expandable: let a stream's reserved grow to (1 + this) x its peak allocated; past that, "
-             "unmap its own wholly free chunks before mapping more, once an event recorded on it says "
-             "their work completed (no waiting; their memory is kept for the next map, up to this cap), "
-             "other streams' only when the device is out of memory (after waiting for it); "
-             "-1: unmap only on trim and under memory pressure, like PyTorch"},
+    {.name = "reclaim", .kind = VL_OPT_DOUBLE, .default_value = "-1", .min = -DBL_MAX, .max = DBL_MAX, /* -1 is a mode */
+     .help = "expandable: -1 (the default): unmap only on trim and under memory pressure, like PyTorch, "
+             "so a steady loop makes no map calls and its waste never creeps up; a number: let a stream's "
+             "reserved grow to (1 + this) x its peak allocated, and past that unmap its own wholly free "
+             "chunks before mapping more, once an event recorded on it says their work completed (no "
+             "waiting; their memory is kept for the next map, up to this cap), other streams' only when "
+             "the device is out of memory (after waiting for it); less waste in a first pass, paid in map "
+             "calls and a layout that drifts from pass to pass (lowwaste: 0.008)"},
     {.name = "reclaim_max", .kind = VL_OPT_DOUBLE, .default_value = "0.25", .min = -DBL_MAX, .max = DBL_MAX,
      .help = "expandable: the most the reclaim budget rises to. It starts at reclaim and doubles whenever "
              "map calls made while reclaiming exceed raise_maps in 1,024 allocations at a steady peak, so that a "
@@ -64,6 +66,14 @@ static const vl_opt caching_options[] = {
              "hole = before it when the block follows an unmapped hole, so a later, larger request "
              "can extend the remainder into the hole instead of leaving it stranded between live "
              "blocks"},
+    {.name = "lend", .kind = VL_OPT_BOOL, .default_value = "0",
+     .help = "expandable: 1: a stream's small and large pools serve each other's requests from their "
+             "cached blocks before mapping more; 0 (the default, as PyTorch): each pool serves its own "
+             "sizes, so small blocks do not settle in the large pool's free memory"},
+    {.name = "top", .kind = VL_OPT_ENUM, .default_value = "last", .choices = "last|fit",
+     .help = "expandable: last (the default, PyTorch's rule): a free block that borders unmapped space "
+             "counts as large as it could grow, so best fit takes it only when no other cached block "
+             "fits, and growth finds it whole; fit: plain best fit"},
     {.name = "pack", .kind = VL_OPT_BOOL, .default_value = "0",
      .help = "expandable: serve a cached request from the lowest-addressed of the best fit and the "
              "smallest blocks of the next 7 size classes, and when a stream's allocated drops to 0, "
@@ -103,6 +113,8 @@ static int caching_open(vl_allocator *a, const vl_spec *spec, char *err, size_t 
     cfg.reclaim_max = vl_spec_double(spec, "reclaim_max");
     cfg.raise_maps = (int)vl_spec_int(spec, "raise_maps");
     cfg.split_toward_hole = vl_spec_choice(spec, "split") == 1;
+    cfg.lend = cfg.expandable && vl_spec_bool(spec, "lend");
+    cfg.top_last = cfg.expandable && vl_spec_choice(spec, "top") == 0;
     cfg.pack = cfg.expandable && vl_spec_bool(spec, "pack"); /* classic segments have nothing to pack */
     cfg.park = vl_spec_bool(spec, "park") && !cfg.pack; /* pack=1 lays an idle stream out at its last free */
     cfg.plan = vl_spec_bool(spec, "plan");

@@ -109,14 +109,43 @@ static vl_cblock *best_fit(const vl_cpool *p, size_t rounded)
     return best;
 }
 
+/* The block after b in pool p's (size, address) order, or NULL. */
+static vl_cblock *bins_successor(const vl_cpool *p, size_t size, uintptr_t addr)
+{
+    unsigned i = vl_bin_index(size);
+    vl_cblock *n = vl_bins_after(&p->bins, i, size, addr);
+    if (n) return n;
+    int j = vl_bins_next_nonempty(&p->bins, i);
+    return j < 0 ? NULL : vl_bins_first(&p->bins, (unsigned)j);
+}
+
+/* Whether the FREE block ending before `after` borders unmapped space (top=last). */
+static inline int borders_hole(const vl_cblock *after) { return after && after->state == VL_CB_UNMAPPED; }
+
+/* Bytes a FREE block could serve by growing: its own and the hole after it. */
+static size_t growable_size(const vl_cblock *b) { return b->size + (borders_hole(b->next) ? b->next->size : 0); }
+
+/* top=last, PyTorch's rule: a free block that borders unmapped space counts as large as
+ * it could grow, so best fit moves on to the next larger block while that one could
+ * grow less. The block at a range's top stays whole for growth; taken for every request
+ * that fits it, it is split up and growth maps past the pieces. */
+static vl_cblock *top_last(const vl_cpool *p, vl_cblock *best)
+{
+    for (vl_cblock *n; (n = bins_successor(p, best->size, best->addr)) && growable_size(n) < growable_size(best);)
+        best = n;
+    return best;
+}
+
 /* The block a request takes from pool p: the best fit, where classic large blocks
  * obey max_split (since the best fit is the smallest block that fits, when it is
- * oversize for this request every larger one is too, and the pool must grow), and
- * expandable pools with pack=1 take the lowest-addressed of a few fits (low_fit). */
+ * oversize for this request every larger one is too, and the pool must grow),
+ * expandable pools with top=last pass over blocks that border a hole (top_last), and
+ * with pack=1 take the lowest-addressed of a few fits (low_fit). */
 static vl_cblock *find_fit(vl_caching *c, vl_cpool *p, size_t rounded)
 {
     vl_cblock *best = best_fit(p, rounded);
     if (!best) return NULL;
+    if (c->cfg.top_last) best = top_last(p, best);
     if (!p->small && !c->cfg.expandable && !vl_caching_oversize_ok(best->size, rounded, c->cfg.max_split))
         return NULL;
     return c->cfg.pack ? low_fit(p, best) : best;
@@ -262,15 +291,15 @@ vl_cblock *vl_caching_release_block(vl_caching *c, vl_cblock *b)
 /* The stream's other pool (its small pool for a large one, and the other way round). */
 static vl_cpool *other_pool(const vl_cpool *p) { return &p->stream->pools[p->small ? 1 : 0]; }
 
-/* A cached block for `rounded` in the stream's pool *pp. Expandable segments may also
- * take one from the stream's other pool before mapping more: both split to 512 B and
- * give whole chunks back, so the small/large separation that protects classic segments
- * from fragmentation would only strand free memory there. *pp becomes the pool the
- * block is in. */
+/* A cached block for `rounded` in the stream's pool *pp. With lend=1, expandable
+ * segments may also take one from the stream's other pool before mapping more (both
+ * split to 512 B and give whole chunks back); off by default, since small blocks that
+ * settle in the large pool's free memory split it up. *pp becomes the pool the block
+ * is in. */
 static vl_cblock *cached_fit(vl_caching *c, vl_cpool **pp, size_t rounded)
 {
     vl_cblock *b = find_fit(c, *pp, rounded);
-    if (b || !c->cfg.expandable) return b;
+    if (b || !c->cfg.lend) return b;
     vl_cpool *other = other_pool(*pp);
     b = find_fit(c, other, rounded);
     if (b) *pp = other;
@@ -284,7 +313,7 @@ static vl_cblock *cached_fit(vl_caching *c, vl_cpool **pp, size_t rounded)
 static void growth_before(const vl_caching *c, const vl_cpool *p, size_t rounded, vl_caching_growth *g)
 {
     size_t largest = vl_bins_largest(&p->bins);
-    if (c->cfg.expandable) {
+    if (c->cfg.lend) {
         size_t other = vl_bins_largest(&other_pool(p)->bins);
         if (other > largest) largest = other;
     }
@@ -333,15 +362,17 @@ static int parked_is_best_fit(const vl_caching *c, const vl_cpool *p, const vl_c
      * being FREE only through its pool's bins), so the same answer, without the descents.
      * The request's pool is fixed by `rounded`, which equals x's size. */
     const vl_cstream *st = p->stream;
+    /* Under top=last the answer also depends on a hole next to x, which completed
+     * retirements (reclaim >= 0) can open without touching the bins. */
     if (x == st->park.ok && p->bins.version == st->park.ok_version && x->seg->pool == st->park.ok_own &&
-        st->park.ok_own->bins.version == st->park.ok_own_version)
+        st->park.ok_own->bins.version == st->park.ok_own_version && (!c->cfg.top_last || c->cfg.reclaim < 0))
         return 1;
     if (x->seg->pool != p) {
         /* Expandable pools lend: the slow path takes from the stream's other pool only
          * when the request's own has no fit (cached_fit), so x may be its answer then
          * (a 2 MiB pair served from the small pool's free chunk); its verdict is kept
          * too, so a hit does not descend both pools' bins. */
-        if (!c->cfg.expandable || best_fit(p, rounded) != NULL) return 0; /* x: p's stream's (park.h) */
+        if (!c->cfg.lend || best_fit(p, rounded) != NULL) return 0; /* x: p's stream's (park.h) */
         p = x->seg->pool;
     }
     if (x->prev && x->prev->state == VL_CB_FREE) return 0; /* merged, the block would start there */
@@ -356,6 +387,12 @@ static int parked_is_best_fit(const vl_caching *c, const vl_cpool *p, const vl_c
         }
     }
     if (best && (best->size < merged || (best->size == merged && best->addr < x->addr))) return 0;
+    /* top=last: the merged block is the best fit; bordering a hole, find_fit passes over
+     * it when a larger block follows (a no without asking whether that one could grow
+     * less). One that borders none is kept: the blocks after it are no smaller. */
+    if (c->cfg.top_last && borders_hole(next ? next->next : x->next) &&
+        bins_successor(p, merged, x->addr) != NULL)
+        return 0;
     if (!p->small && !c->cfg.expandable && !vl_caching_oversize_ok(merged, rounded, c->cfg.max_split)) return 0;
     if (!next) return 1; /* an exact fit: take() hands it out unsplit */
     return vl_caching_should_split(merged, rounded, p->small, x->seg->expandable, c->cfg.max_split) &&

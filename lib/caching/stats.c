@@ -66,13 +66,13 @@ void vl_caching_reset_peaks(vl_caching *c)
 static const char *fmt(uint64_t bytes, char *buf, size_t len) { return vl_format_size(bytes, buf, len); }
 
 /* The largest request the pools of stream st can serve from cached FREE blocks alone
- * (classic small-pool blocks serve only small requests). */
+ * (small-pool blocks serve only small requests unless the pools lend, lend=1). */
 static size_t largest_cached_for(const vl_caching *c, const vl_cstream *st)
 {
     size_t largest = 0;
     for (int k = 0; st && k < 2; k++) {
         size_t l = vl_bins_largest(&st->pools[k].bins);
-        if (k == 0 && !c->cfg.expandable && l > VL_CACHING_SMALL_SIZE) l = VL_CACHING_SMALL_SIZE;
+        if (k == 0 && !c->cfg.lend && l > VL_CACHING_SMALL_SIZE) l = VL_CACHING_SMALL_SIZE;
         if (l > largest) largest = l;
     }
     return largest;
@@ -82,9 +82,10 @@ static size_t largest_cached_for(const vl_caching *c, const vl_cstream *st)
 static int cached_fits(const vl_caching *c, const vl_cstream *st, size_t rounded)
 {
     if (!st) return 0;
-    if (c->cfg.expandable) return largest_cached_for(c, st) >= rounded;
+    if (c->cfg.lend) return largest_cached_for(c, st) >= rounded;
     size_t l = vl_bins_largest(&st->pools[vl_caching_is_small(rounded) ? 0 : 1].bins);
-    return l >= rounded && (vl_caching_is_small(rounded) || vl_caching_oversize_ok(l, rounded, c->cfg.max_split));
+    return l >= rounded &&
+           (vl_caching_is_small(rounded) || c->cfg.expandable || vl_caching_oversize_ok(l, rounded, c->cfg.max_split));
 }
 
 /* The expandable chunk geometry a new range would have (segments_expandable.c). */
