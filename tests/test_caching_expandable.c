@@ -358,6 +358,67 @@ static void test_whole_chunk_request_lands_on_chunk_boundaries(void **state)
     assert_int_equal(offset_in_cached_block("caching:segments=expandable,reclaim=0.008,lend=1,top=fit", 3 * MiB + 512 * KiB), 3 * MiB);
 }
 
+/* The default places like PyTorch's expandable segments. x [0, 8), y [8, 10) and
+ * z [10, 12.5) MiB map [0, 14): a free 1.5 MiB block at the top borders unmapped space.
+ * With x freed, a 1.25 MiB request fits both free blocks: top=last (the default) passes
+ * over the top one, as large as it could grow, and takes x's; top=fit takes the smaller
+ * top block. Reclaim off by default: the 8 MiB freed stay mapped. Returns the request's
+ * offset from x. */
+static size_t offset_beside_the_top(const char *spec)
+{
+    vl_device *d = sim_open("sim:capacity=1GiB");
+    vl_allocator *a = caching_open(d, spec);
+    char *x, *y, *z;
+    allocate_side_by_side(a, 8 * MiB, 2 * MiB, 2 * MiB + 512 * KiB, &x, &y, &z);
+    assert_int_equal(stats_of(a).reserved_bytes, 14 * MiB);
+    vl_deallocate(a, x, 0, S(1));
+    char *w = vl_allocate(a, MiB + 256 * KiB, S(1));
+    assert_non_null(w);
+    assert_consistent(a);
+    size_t off = (size_t)(w - x);
+    assert_int_equal(stats_of(a).reserved_bytes, 14 * MiB);
+    vl_deallocate(a, w, 0, S(1));
+    vl_deallocate(a, y, 0, S(1));
+    vl_deallocate(a, z, 0, S(1));
+    close_all_returned(d, a);
+    return off;
+}
+
+static void test_best_fit_takes_the_top_block_last(void **state)
+{
+    (void)state;
+    assert_int_equal(offset_beside_the_top("caching:segments=expandable"), 0);
+    assert_int_equal(offset_beside_the_top("caching:segments=expandable,park=0"), 0);
+    assert_int_equal(offset_beside_the_top("caching:segments=expandable,top=fit"), 12 * MiB + 512 * KiB);
+}
+
+/* lend=0 (the default): the small pool's free chunk does not serve a large request; the
+ * large pool maps its own. lend=1 takes the small pool's chunk. */
+static void test_pools_lend_only_when_asked(void **state)
+{
+    (void)state;
+    const char *specs[] = {"caching:segments=expandable", "caching:segments=expandable,lend=1"};
+    for (int k = 0; k < 2; k++) {
+        vl_device *d = sim_open("sim:capacity=1GiB");
+        vl_allocator *a = caching_open(d, specs[k]);
+        void *small[4];
+        for (int i = 0; i < 4; i++) small[i] = vl_allocate(a, 512 * KiB, S(1));
+        for (int i = 0; i < 4; i++) vl_deallocate(a, small[i], 0, S(1));
+        int64_t before = stats_of(a).reserved_bytes;
+        void *p = vl_allocate(a, 2 * MiB, S(1));
+        assert_non_null(p);
+        assert_consistent(a);
+        if (k == 0) {
+            assert_true(stats_of(a).reserved_bytes > before);
+        } else {
+            assert_ptr_equal(p, small[0]);
+            assert_int_equal(stats_of(a).reserved_bytes, before);
+        }
+        vl_deallocate(a, p, 0, S(1));
+        close_all_returned(d, a);
+    }
+}
+
 /* Growth in spans (span=16MiB, spans.h): one map call for the chunks a request needs,
  * at most 16 MiB each, and a span is unmapped only whole. x = 7 MiB maps [0, 8) in one
  * call; y = 40 MiB extends x's free MiB: [8, 48) in three (16 + 16 + 8). With x freed,
@@ -468,6 +529,7 @@ static void test_second_allocator_beyond_free_memory_fails_cleanly(void **state)
 }
 
 VL_TEST_MAIN(cmocka_unit_test(test_large_request_opens_a_further_range),
+             cmocka_unit_test(test_best_fit_takes_the_top_block_last), cmocka_unit_test(test_pools_lend_only_when_asked),
              cmocka_unit_test(test_second_allocator_beyond_free_memory_fails_cleanly),
              cmocka_unit_test(test_idle_stream_packs_its_range),
              cmocka_unit_test(test_growth_maps_spans_unmapped_whole),

@@ -22,7 +22,7 @@ typedef struct fixture_trace {
 } fixture_trace;
 
 /* torch_expandable: `replay --alloc torch:expandable_segments=1` on an H200, every pass
- * the same (results/reference/h200-expandable-floor-cc8ca63/fixtures/). lowwaste: the
+ * the same (results/reference/h200-expandable-default-fcdadfb/fixtures/). lowwaste: the
  * waste target 1.03, except transformer.tiny (85 MiB peak: 2 MiB granules and free
  * fragments < 2 MiB make 1.060; docs/caching-measured.md, "Host-CPU figures"). */
 static const fixture_trace traces[] = {

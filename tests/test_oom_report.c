@@ -107,16 +107,17 @@ static void test_classic_fragmentation_figures(void **state)
     close_all_returned(d, a);
 }
 
-/* Expandable segments on a 40 MiB device: ten 4 MiB blocks map 40 MiB of one range in
- * 2 MiB chunks (offsets below 128 granules); freeing every other one leaves five holes,
- * each two whole chunks. An 8 MiB request fits no hole and the device is full, but the
- * release unmaps the holes' 20 MiB and an 8 MiB mapping then fits: unlike classic
- * segments, the cache's free memory is not stranded. */
+/* Expandable segments under a reclaim budget on a 40 MiB device: ten 4 MiB blocks map
+ * 40 MiB of one range in 2 MiB chunks (offsets below 128 granules); freeing every other
+ * one leaves five holes, each two whole chunks. An 8 MiB request fits no hole and the
+ * device is full, but the release unmaps the holes' 20 MiB and an 8 MiB mapping then
+ * fits: unlike classic segments, the cache's free memory is not stranded. */
+#define RECLAIMING "caching:segments=expandable,reclaim=0.008,lend=1,top=fit"
 static void test_expandable_fits_after_release(void **state)
 {
     (void)state;
     vl_device *d = sim_open("sim:capacity=40MiB");
-    vl_allocator *a = caching_open(d, "caching:segments=expandable");
+    vl_allocator *a = caching_open(d, RECLAIMING);
     void *blocks[10];
     allocate_then_free_every_other(a, blocks, 10);
     assert_int_equal(stats_of(a).reserved_bytes, 40 * MiB);
@@ -124,7 +125,7 @@ static void test_expandable_fits_after_release(void **state)
     vl_oom_report r;
     assert_int_equal(vl_caching_last_oom_report(a, &r), 0); /* no OOM yet */
     vl_alloc_oom_report(a, 8 * MiB, S(1), &r);
-    assert_string_equal(r.alloc, "caching:segments=expandable");
+    assert_string_equal(r.alloc, RECLAIMING);
     assert_int_equal(r.device_free_bytes, 0);
     assert_int_equal(r.allocated_bytes, 5 * BLOCK);
     assert_int_equal(r.reserved_unused_bytes, 5 * BLOCK);

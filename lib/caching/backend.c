@@ -90,7 +90,7 @@ static const vl_opt caching_options[] = {
              "frees, every step), lay one period out offline and serve later periods at planned "
              "offsets in an arena of its own (address space, mapped once), without fits or map calls; a request that differs ends the plan "
              "(the allocator serves it) and learning starts again (lib/caching/plan.h). Pair it "
-             "with a tight warm-up (span=0,reclaim_max=0.008): peak reserved counts the steps "
+             "with a tight warm-up (lowwaste:plan=1): peak reserved counts the steps "
              "before the plan too"},
     {.name = "oom_report", .kind = VL_OPT_BOOL, .default_value = "0",
      .help = "print a PyTorch-style report to stderr on every OOM"},
