@@ -327,6 +327,30 @@ static void allocate_side_by_side(vl_allocator *a, size_t sx, size_t sy, size_t 
     assert_ptr_equal(*z, *x + sx + sy);
 }
 
+/* Live x, y, z side by side (sizes sx, sy, sz), then x or y freed (free_x): the offset
+ * from x of a request of `request` bytes, which the cache serves (reserved unchanged). */
+static size_t offset_of_cached_request(const char *spec, size_t sx, size_t sy, size_t sz, int free_x, size_t request)
+{
+    vl_device *d = sim_open("sim:capacity=1GiB");
+    vl_allocator *a = caching_open(d, spec);
+    char *x, *y, *z;
+    allocate_side_by_side(a, sx, sy, sz, &x, &y, &z);
+    char **freed = free_x ? &x : &y;
+    vl_deallocate(a, *freed, 0, S(1));
+    int64_t reserved = stats_of(a).reserved_bytes;
+    char *w = vl_allocate(a, request, S(1));
+    assert_non_null(w);
+    assert_consistent(a);
+    assert_int_equal(stats_of(a).reserved_bytes, reserved);
+    size_t off = (size_t)(w - x);
+    *freed = w;
+    vl_deallocate(a, x, 0, S(1));
+    vl_deallocate(a, y, 0, S(1));
+    vl_deallocate(a, z, 0, S(1));
+    close_all_returned(d, a);
+    return off;
+}
+
 /* Where a request of whole chunks goes inside a cached block. Live a [0, 3) and c
  * [11, 13) MiB keep a FREE block [3, 11) between them. A 4 MiB request at the block's low
  * end, [3, 7), would touch the chunks [2, 8); on the chunk boundary at 4 MiB it touches
@@ -334,20 +358,7 @@ static void allocate_side_by_side(vl_allocator *a, size_t sx, size_t sy, size_t 
  * whole number of chunks keeps the low end. Returns the request's offset from a. */
 static size_t offset_in_cached_block(const char *spec, size_t request)
 {
-    vl_device *d = sim_open("sim:capacity=1GiB");
-    vl_allocator *a = caching_open(d, spec);
-    char *x, *y, *z;
-    allocate_side_by_side(a, 3 * MiB, 8 * MiB, 2 * MiB, &x, &y, &z);
-    vl_deallocate(a, y, 0, S(1));
-    char *w = vl_allocate(a, request, S(1));
-    assert_non_null(w);
-    assert_consistent(a);
-    size_t off = (size_t)(w - x);
-    vl_deallocate(a, w, 0, S(1));
-    vl_deallocate(a, z, 0, S(1));
-    vl_deallocate(a, x, 0, S(1));
-    close_all_returned(d, a);
-    return off;
+    return offset_of_cached_request(spec, 3 * MiB, 8 * MiB, 2 * MiB, 0, request);
 }
 
 static void test_whole_chunk_request_lands_on_chunk_boundaries(void **state)
@@ -362,26 +373,10 @@ static void test_whole_chunk_request_lands_on_chunk_boundaries(void **state)
  * z [10, 12.5) MiB map [0, 14): a free 1.5 MiB block at the top borders unmapped space.
  * With x freed, a 1.25 MiB request fits both free blocks: top=last (the default) passes
  * over the top one, as large as it could grow, and takes x's; top=fit takes the smaller
- * top block. Reclaim off by default: the 8 MiB freed stay mapped. Returns the request's
- * offset from x. */
+ * top block. Returns the request's offset from x. */
 static size_t offset_beside_the_top(const char *spec)
 {
-    vl_device *d = sim_open("sim:capacity=1GiB");
-    vl_allocator *a = caching_open(d, spec);
-    char *x, *y, *z;
-    allocate_side_by_side(a, 8 * MiB, 2 * MiB, 2 * MiB + 512 * KiB, &x, &y, &z);
-    assert_int_equal(stats_of(a).reserved_bytes, 14 * MiB);
-    vl_deallocate(a, x, 0, S(1));
-    char *w = vl_allocate(a, MiB + 256 * KiB, S(1));
-    assert_non_null(w);
-    assert_consistent(a);
-    size_t off = (size_t)(w - x);
-    assert_int_equal(stats_of(a).reserved_bytes, 14 * MiB);
-    vl_deallocate(a, w, 0, S(1));
-    vl_deallocate(a, y, 0, S(1));
-    vl_deallocate(a, z, 0, S(1));
-    close_all_returned(d, a);
-    return off;
+    return offset_of_cached_request(spec, 8 * MiB, 2 * MiB, 2 * MiB + 512 * KiB, 1, MiB + 256 * KiB);
 }
 
 static void test_best_fit_takes_the_top_block_last(void **state)
