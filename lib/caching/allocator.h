@@ -3,7 +3,8 @@
  *   bins.h/.c               segregated free lists with bitmaps (best/good fit in O(1))
  *   ../addrmap.h/.c         pointer -> block table (shared with the sim device)
  *   slab.h/.c               block headers and small records without malloc
- *   core.c                  alloc / free: fit, split, coalesce, streams, OOM retry
+ *   core.c                  alloc / free: split, coalesce, streams, OOM retry
+ *   fit.c                   which cached block a request takes, where a split puts it
  *   segments_classic.c      one device allocation per segment (PyTorch's default)
  *   segments_expandable.c   growing VA ranges per stream and pool, mapped in chunks
  *   expandable.h            the expandable files' shared geometry and calls
@@ -53,8 +54,8 @@ struct vl_cstream;
 
 /* One pool: the free blocks of one stream and one size range (small <= 1 MiB, large).
  * Blocks are never reused across streams: that is what makes reuse stream-ordered. In
- * classic mode they stay in their size range too; in expandable mode the two pools of a
- * stream lend each other free blocks (core.c, cached_fit). */
+ * classic mode they stay in their size range too, and in expandable mode unless lend=1
+ * lets the two pools of a stream lend each other free blocks (fit.c). */
 typedef struct vl_cpool {
     vl_bins bins;
     struct vl_cstream *stream;
@@ -290,6 +291,17 @@ vl_cblock *vl_caching_coalesce(vl_caching *c, vl_cblock *b);
 vl_cblock *vl_caching_release_block(vl_caching *c, vl_cblock *b);
 void *vl_caching_alloc(vl_caching *c, size_t size, vl_stream s);
 void vl_caching_free(vl_caching *c, void *ptr);
+/* fit.c: the stream's other pool (its small pool for a large one, and the other way round). */
+static inline vl_cpool *vl_caching_other_pool(const vl_cpool *p) { return &p->stream->pools[p->small ? 1 : 0]; }
+/* A cached block for `rounded` in the stream's pool *pp, or from its other pool with
+ * lend=1 (*pp becomes the pool the block is in); NULL: none fits. */
+vl_cblock *vl_caching_cached_fit(vl_caching *c, vl_cpool **pp, size_t rounded);
+/* Where `rounded` bytes go when the FREE block [lo, end) of segment s, whose address
+ * neighbours are prev and next, is split (detached: a fresh mapping). */
+uintptr_t vl_caching_split_spot(const vl_caching *c, const vl_csegment *s, const vl_cblock *prev,
+                                const vl_cblock *next, uintptr_t lo, uintptr_t end, size_t rounded, int detached);
+/* Whether the parked block x is what a request of `rounded` bytes in pool p would get. */
+int vl_caching_parked_is_best_fit(const vl_caching *c, const vl_cpool *p, const vl_cblock *x, size_t rounded);
 /* The statistics of one allocation of `size` bytes for a caller who asked for `requested`
  * on stream st (all but allocs), and of its free (frees too; active_bytes is the caller's:
  * a block with uses stays active). Blocks of segments and plan=1's planned blocks alike. */

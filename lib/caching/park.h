@@ -3,8 +3,8 @@
  * A free of a block that no other stream used (with park=1, the default) leaves it
  * PARKED in its stream's one parking slot instead of coalescing it into the bins. The
  * stream's next request takes it back at once when it is exactly the block that best
- * fit over the coalesced cache would hand out, at the same address (core.c,
- * parked_is_best_fit), as in a pair of alloc and free of one size. Such a pair then
+ * fit over the coalesced cache would hand out, at the same address (fit.c,
+ * vl_caching_parked_is_best_fit), as in a pair of alloc and free of one size. Such a pair then
  * costs the pointer table's insertion and removal, a read-only best-fit descent and a
  * few stores, instead of two treap removals, two insertions, a split and a merge; and
  * when nothing entered or left the bins since the stream's last such hit (the bins'
