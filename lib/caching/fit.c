@@ -44,7 +44,7 @@ static vl_cblock *best_fit(const vl_cpool *p, size_t rounded)
     return best;
 }
 
-/* The block after b in pool p's (size, address) order, or NULL. */
+/* The block after the key (size, addr) in pool p's (size, address) order, or NULL. */
 static vl_cblock *bins_successor(const vl_cpool *p, size_t size, uintptr_t addr)
 {
     unsigned i = vl_bin_index(size);
@@ -136,7 +136,6 @@ uintptr_t vl_caching_split_spot(const vl_caching *c, const vl_csegment *s, const
     return at;
 }
 
-
 /* A cached block for `rounded` in the stream's pool *pp. With lend=1, expandable
  * segments may also take one from the stream's other pool before mapping more (both
  * split to 512 B and give whole chunks back); off by default, since small blocks that
@@ -172,7 +171,7 @@ int vl_caching_parked_is_best_fit(const vl_caching *c, const vl_cpool *p, const 
         st->park.ok_own->bins.version == st->park.ok_own_version && (!c->cfg.top_last || c->cfg.reclaim < 0))
         return 1;
     if (x->seg->pool != p) {
-        /* Expandable pools lend: the slow path takes from the stream's other pool only
+        /* With lend=1 the slow path takes from the stream's other pool only
          * when the request's own has no fit (cached_fit), so x may be its answer then
          * (a 2 MiB pair served from the small pool's free chunk); its verdict is kept
          * too, so a hit does not descend both pools' bins. */
@@ -183,13 +182,7 @@ int vl_caching_parked_is_best_fit(const vl_caching *c, const vl_cpool *p, const 
     const vl_cblock *next = x->next && x->next->state == VL_CB_FREE ? x->next : NULL;
     size_t merged = rounded + (next ? next->size : 0);
     const vl_cblock *best = best_fit(p, rounded);
-    if (best && best == next) { /* a fit now, gone once merged: the best fit after it */
-        best = vl_bins_after(&p->bins, next->bin, next->size, next->addr);
-        if (!best) {
-            int j = vl_bins_next_nonempty(&p->bins, next->bin);
-            best = j < 0 ? NULL : vl_bins_first(&p->bins, (unsigned)j);
-        }
-    }
+    if (best && best == next) best = bins_successor(p, next->size, next->addr); /* gone once merged */
     if (best && (best->size < merged || (best->size == merged && best->addr < x->addr))) return 0;
     /* top=last: the merged block is the best fit; bordering a hole, find_fit passes over
      * it when a larger block follows (a no without asking whether that one could grow

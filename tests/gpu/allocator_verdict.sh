@@ -19,7 +19,8 @@
 #           c10's own allocator (--alloc torch), and both vramlab SPECs on the simulated
 #           device in the same rounds (what the device path adds; about 2 minutes);
 #           FAST_ARGS: alloc_latency's options (default --quick; a steadier sample:
-#           '--max-size 2MiB --step 4096', 300 batches or 600 ms per size, 512 B and 2 MiB);
+#           '--max-size 2MiB --step 1024 --budget-ms 200', up to 300 batches a size at
+#           512 B and 512 KiB; then scripts/vl fastpath DIR --size 512 --size 524288);
 #   test    make test, timed, from the current build state (the README's figure).
 # The zoo's live verdict is make torch-bench itself (docs/torch-bench.md: RUN=, BUDGET=,
 # RESUME=1), not repeated here.
