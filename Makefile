@@ -39,8 +39,9 @@ $(foreach v,$(BOOL_VARS),$(eval override $(v) := $(filter 1,$($(v)))))
 # scripts check too): checked here as well, so that no space or shell character reaches a recipe.
 VL_ID_CHARS := a b c d e f g h i j k l m n o p q r s t u v w x y z A B C D E F G H I J K L M N O P Q R S T U V W X Y Z 0 1 2 3 4 5 6 7 8 9 . _ -
 vl_strip = $(if $2,$(call vl_strip,$(subst $(firstword $2),,$1),$(wordlist 2,$(words $2),$2)),$1)
-# make report RUN=reference/h200-quick: a path under results/ as well (scripts/report reads it, writes nothing there).
-VL_RUN_CHARS := $(VL_ID_CHARS) $(if $(filter report,$(MAKECMDGOALS)),/)
+# make report RUN=reference/h200-quick, make plots RUN=torch-bench/<id>: a path under
+# results/ as well (report writes nothing there; plots.sh refuses . and .. components).
+VL_RUN_CHARS := $(VL_ID_CHARS) $(if $(filter report plots,$(MAKECMDGOALS)),/)
 $(if $(RUN),$(if $(or $(filter-out 1,$(words $(RUN))),$(call vl_strip,$(RUN),$(VL_RUN_CHARS)),$(filter .%,$(RUN))),$(error RUN=$(RUN): a run id is one folder name of letters, digits and . _ - (not starting with a dot))))
 # A variable's value as one single-quoted shell word: what the command line sets is data
 # to a recipe (GPUS='0;x' is a bad GPU list, not a command).

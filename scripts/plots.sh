@@ -43,6 +43,7 @@ if [ -z "$run" ]; then
     run=$(ls -1t results 2>/dev/null | grep -v '^README' | head -1)
     [ -n "$run" ] || { echo "plots: no results folder; give RUN=<run-id>" >&2; exit 2; }
 fi
+case /$run/ in */./* | */../*) echo "plots: '$run': a path with . or .. in it is refused (name the folder under results/)" >&2; exit 2 ;; esac
 dir=results/$run
 [ -d "$dir" ] || dir=$run # a path works too
 [ -d "$dir" ] || { echo "plots: no results folder '$run'" >&2; exit 2; }
