@@ -349,10 +349,18 @@ check("no mean step recorded: speed inconclusive, not ok", v[0]["speed"] == INCO
       and v[0]["ratio_mean"] is None and v[0]["ratio_hi"] < 1.03, v)
 v = bs.verdict(bs.summarize(bs.mark_equality(samples(slow=1.05))))
 check("5% slower fails speed", v[0]["speed"] == FAIL and v[0]["verdict"] == "FAIL", v)
-v = bs.verdict(bs.summarize(bs.mark_equality(samples(waste=1.03))))
-check("waste 1.03 fails", v[0]["waste_ok"] == "FAIL" and v[0]["verdict"] == "FAIL", v)
-v = bs.verdict(bs.summarize(bs.mark_equality(samples(waste=1.0199))))
-check("waste 1.0199 passes", v[0]["waste_ok"] == PASS and v[0]["verdict"] == "PASS", v)
+# the waste's limit: PyTorch expandable's (1.05 here) + 0.005; 1.02 where the run has none
+v = bs.verdict(bs.summarize(bs.mark_equality(samples(waste=1.056))))
+check("waste 1.056 against PyTorch expandable's 1.05 fails", v[0]["waste_ok"] == "FAIL" and v[0]["verdict"] == "FAIL"
+      and abs(v[0]["waste_limit"] - 1.055) < 1e-12, v)
+v = bs.verdict(bs.summarize(bs.mark_equality(samples(waste=1.054))))
+check("waste 1.054 against PyTorch expandable's 1.05 passes", v[0]["waste_ok"] == PASS and v[0]["verdict"] == "PASS", v)
+no_texp = lambda rows: [r for r in rows if r["allocator"] != "torch-expandable"]  # noqa: E731
+v = bs.verdict(bs.summarize(bs.mark_equality(no_texp(samples(waste=1.03)))))
+check("no PyTorch expandable in the run: waste 1.03 fails", v[0]["waste_ok"] == "FAIL" and v[0]["verdict"] == "FAIL"
+      and v[0]["waste_limit"] == bs.WASTE_LIMIT and v[0]["torch_expandable_waste"] is None, v)
+v = bs.verdict(bs.summarize(bs.mark_equality(no_texp(samples(waste=1.0199)))))
+check("no PyTorch expandable in the run: waste 1.0199 passes", v[0]["waste_ok"] == PASS and v[0]["verdict"] == "PASS", v)
 v = bs.verdict(bs.summarize(bs.mark_equality(samples(bad_results="1.5 2.25 3.1"))))
 check("different results fail", v[0]["equal"] == "FAIL" and v[0]["verdict"] == "FAIL", v)
 # 3% slower, +-4% between processes: the interval straddles 1.03
@@ -636,7 +644,7 @@ check("interleaved: a workload's allocators run back to back in each round",
 # --- files: write, then --summarize a copy of the folder gives the same summary ---
 tmp = tempfile.mkdtemp()
 try:
-    both = samples("transformer") + samples("resnet50", waste=1.03, seed=8) \
+    both = samples("transformer") + samples("resnet50", waste=1.06, seed=8) \
         + with_pairs(samples("gpt2", seed=9), [1.01, 0.99, 1.0, 1.02, 1.0], "gpt2") \
         + samples("moe", slow=1.05, seed=10)  # gpt2's pair row: no waste, in the figure too
     text = bs.write_summary(tmp, both, None, ["device: synthetic", "git: test"])
