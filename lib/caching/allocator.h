@@ -18,6 +18,7 @@
  *   hostmem.h/.c            host allocations of the records (fault injection for tests)
  *   park_state.h            parking's state: each stream's slot, the allocator's list
  *   park.h/.c               a stream's last free, parked for the next request (fast path)
+ *   fast.h                  the cache-hit pair inline in the entry points
  *   events.c                record_use and deferred reuse behind events
  *   plan.h, plan_state.h    plan=1: repeating programs served from an offline layout
  *   plan_learn.c, plan.c    its learning (log, period, layout) and its serving (arena)
@@ -179,9 +180,12 @@ typedef struct vl_caching_config {
 
 typedef struct vl_caching {
     vl_lock lock;
+    /* fast.h's paths may run: park=1, the verdict cache applies (not top=last under a
+     * reclaim budget), no plan, no roundup_div. Fixed at open. */
+    int fast;
     vl_device *dev;
     vl_caching_config cfg;
-    vl_addrmap table;              /* ALLOCATED block address -> vl_cblock* */
+    vl_addrmap table;              /* ALLOCATED and PARKED block address -> vl_cblock* */
     vl_slab blocks;                /* vl_cblock headers */
     vl_slab nodes;                 /* vl_cuse and vl_cpending (same size class) */
     vl_cstream **streams;          /* every stream seen; entries never move */
@@ -302,11 +306,6 @@ uintptr_t vl_caching_split_spot(const vl_caching *c, const vl_csegment *s, const
                                 const vl_cblock *next, uintptr_t lo, uintptr_t end, size_t rounded, int detached);
 /* Whether the parked block x is what a request of `rounded` bytes in pool p would get. */
 int vl_caching_parked_is_best_fit(const vl_caching *c, const vl_cpool *p, const vl_cblock *x, size_t rounded);
-/* The statistics of one allocation of `size` bytes for a caller who asked for `requested`
- * on stream st (all but allocs), and of its free (frees too; active_bytes is the caller's:
- * a block with uses stays active). Blocks of segments and plan=1's planned blocks alike. */
-void vl_caching_count_alloc(vl_caching *c, vl_cstream *st, size_t requested, size_t size);
-void vl_caching_count_free(vl_caching *c, vl_cstream *st, size_t requested, size_t size);
 /* trim without the plan's arena: every cached byte back, after deferred frees (plan.c
  * gives the cache back when its arena replaces it). */
 size_t vl_caching_release_cached(vl_caching *c);
@@ -407,13 +406,38 @@ void vl_caching_defer_free(vl_caching *c, vl_cblock *b);
 /* Releases blocks whose events completed. wait = 1: synchronizes the device first. */
 void vl_caching_process_events(vl_caching *c, int wait);
 
-/* stats.c */
+/* stats.c; inline: every allocation and free updates them. */
 static inline void vl_stat_add(int64_t *cur, int64_t *peak, int64_t n)
 {
     *cur += n;
     if (*cur > *peak) *peak = *cur;
 }
-void vl_caching_stats_touch(vl_caching *c); /* updates the inactive-split peak */
+/* The inactive split bytes and their peak, after a change of reserved, active or whole free. */
+static inline void vl_caching_stats_touch(vl_caching *c)
+{
+    int64_t inactive = c->st.reserved_bytes - c->st.active_bytes - c->whole_free_bytes;
+    c->st.inactive_split_bytes = inactive;
+    if (inactive > c->st.peak_inactive_split_bytes) c->st.peak_inactive_split_bytes = inactive;
+}
+/* The statistics of one allocation of `size` bytes for a caller who asked for `requested`
+ * on stream st (all but allocs), and of its free (frees too; active_bytes is the caller's:
+ * a block with uses stays active). Blocks of segments and plan=1's planned blocks alike. */
+static inline void vl_caching_count_alloc(vl_caching *c, vl_cstream *st, size_t requested, size_t size)
+{
+    vl_stat_add(&c->st.requested_bytes, &c->st.peak_requested_bytes, (int64_t)requested);
+    vl_stat_add(&c->st.allocated_bytes, &c->st.peak_allocated_bytes, (int64_t)size);
+    if (c->st.allocated_bytes > c->allocated_high_water) c->allocated_high_water = c->st.allocated_bytes;
+    vl_stat_add(&st->allocated, &st->peak_allocated, (int64_t)size);
+    vl_stat_add(&c->st.active_bytes, &c->st.peak_active_bytes, (int64_t)size);
+    vl_caching_stats_touch(c);
+}
+static inline void vl_caching_count_free(vl_caching *c, vl_cstream *st, size_t requested, size_t size)
+{
+    c->st.frees++;
+    c->st.requested_bytes -= (int64_t)requested;
+    c->st.allocated_bytes -= (int64_t)size;
+    st->allocated -= (int64_t)size;
+}
 void vl_caching_get_stats(vl_caching *c, vl_alloc_stats *out);
 void vl_caching_reset_peaks(vl_caching *c);
 size_t vl_caching_largest_free(vl_caching *c);
