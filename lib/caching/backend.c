@@ -180,11 +180,27 @@ static int caching_open(vl_allocator *a, const vl_spec *spec, char *err, size_t 
     return 0;
 }
 
+/* The slow halves, out of line: the fast paths (fast.h) then call nothing and save no
+ * registers. Each releases the lock its caller took. */
+static __attribute__((noinline)) void *alloc_locked(vl_caching *c, size_t size, vl_stream s)
+{
+    void *p = vl_caching_alloc(c, size, s);
+    vl_lock_release(&c->lock);
+    return p;
+}
+
+static __attribute__((noinline)) void free_locked(vl_caching *c, void *ptr)
+{
+    vl_caching_free(c, ptr);
+    vl_lock_release(&c->lock);
+}
+
 static void *caching_alloc(vl_allocator *a, size_t size, vl_stream s)
 {
     vl_caching *c = impl(a);
     vl_lock_acquire(&c->lock);
     void *p = vl_caching_alloc_fast(c, size, s);
+    if (!p) return alloc_locked(c, size, s);
     vl_lock_release(&c->lock);
     return p;
 }
@@ -196,7 +212,10 @@ static void caching_free(vl_allocator *a, void *ptr, size_t size, vl_stream s)
     if (!ptr) return;
     vl_caching *c = impl(a);
     vl_lock_acquire(&c->lock);
-    vl_caching_free_fast(c, ptr);
+    if (!vl_caching_free_fast(c, ptr)) {
+        free_locked(c, ptr);
+        return;
+    }
     vl_lock_release(&c->lock);
 }
 

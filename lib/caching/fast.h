@@ -25,27 +25,35 @@ static inline void *vl_caching_give(vl_caching *c, vl_cstream *st, vl_cblock *b,
     return (void *)b->addr;
 }
 
+/* The parked block handed back, or NULL with nothing changed (then vl_caching_alloc):
+ * a pointer handed out is never NULL (the pointer table's key 0 is empty). */
 static inline void *vl_caching_alloc_fast(vl_caching *c, size_t size, vl_stream s)
 {
     vl_cstream *st = c->last_stream;
     vl_cblock *x;
-    /* size - 1: 0 (not counted) wraps; above the largest request rounding does not apply. */
-    if (!c->fast || size - 1 >= VL_CACHING_MAX_REQUEST || c->npending || c->retire_head || !st ||
-        st->handle != s || !(x = st->park.block))
-        return vl_caching_alloc(c, size, s);
+    /* size - 1: 0 (not counted) wraps; above the largest request rounding does not apply.
+     * A budget decay due at this allocation goes the whole way too. */
+    if (!c->fast || size - 1 >= VL_CACHING_MAX_REQUEST || c->npending || c->retire_head ||
+        c->st.allocs + 1 >= c->budget.decay_at || !st || st->handle != s || !(x = st->park.block))
+        return NULL;
     size_t rounded = vl_caching_round_size(size, 0); /* fast: no roundup_div */
     const vl_cpool *p = &st->pools[vl_caching_is_small(rounded) ? 0 : 1];
     if (x->size != rounded || x != st->park.ok || p->bins.version != st->park.ok_version ||
         x->seg->pool != st->park.ok_own || st->park.ok_own->bins.version != st->park.ok_own_version)
-        return vl_caching_alloc(c, size, s);
+        return NULL;
     c->st.allocs++;
-    vl_caching_budget_tick(c);
     vl_park_score(&st->park, 1);
     c->parking.hits++;
-    return vl_caching_give(c, st, vl_park_take(c, st), size);
+    vl_park_take(c, st);
+    /* vl_caching_give without the plan's note (fast: no plan) */
+    x->state = VL_CB_ALLOCATED;
+    x->requested = size;
+    vl_caching_count_alloc(c, st, size, x->size);
+    return (void *)x->addr;
 }
 
-static inline void vl_caching_free_fast(vl_caching *c, void *ptr)
+/* 1 when ptr's block was parked, else 0 with nothing changed (then vl_caching_free). */
+static inline int vl_caching_free_fast(vl_caching *c, void *ptr)
 {
     vl_addrmap_slot *slot;
     vl_cblock *b;
@@ -53,14 +61,13 @@ static inline void vl_caching_free_fast(vl_caching *c, void *ptr)
     /* score >= 0: vl_park_wanted's yes without a probe count (c->fast implies cfg.park). */
     if (!c->fast || !(slot = vl_addrmap_find(&c->table, (uintptr_t)ptr)) ||
         (b = (vl_cblock *)(uintptr_t)slot->value)->state != VL_CB_ALLOCATED || b->uses ||
-        (st = b->seg->pool->stream)->park.block || st->park.score < 0) {
-        vl_caching_free(c, ptr);
-        return;
-    }
+        (st = b->seg->pool->stream)->park.block || st->park.score < 0)
+        return 0;
     vl_caching_count_free(c, st, b->requested, b->size);
     c->st.active_bytes -= (int64_t)b->size;
     vl_park_hold(c, st, b);
     vl_caching_stats_touch(c);
+    return 1;
 }
 
 #endif
