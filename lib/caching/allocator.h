@@ -58,14 +58,14 @@ struct vl_cstream;
  * classic mode they stay in their size range too, and in expandable mode unless lend=1
  * lets the two pools of a stream lend each other free blocks (fit.c). */
 typedef struct vl_cpool {
-    vl_bins bins;
-    struct vl_cstream *stream;
+    struct vl_cstream *stream; /* first, in one line with the bins' version (fast.h reads both) */
     int small;
     struct vl_csegment *ranges; /* segments=expandable: this pool's VA ranges (via pool_next), or NULL */
     /* segments=expandable: the UNMAPPED blocks of this pool's ranges, by size (a second
      * vl_bins; allocated with the pool's first range, NULL before). Placement finds the
      * smallest hole that fits in O(log n) instead of walking every hole. */
     vl_bins *holes;
+    vl_bins bins;
 } vl_cpool;
 
 /* A segment: classic = one mem_alloc; expandable = one va_reserve whose chunks are mapped
@@ -150,12 +150,13 @@ typedef struct vl_cspare {
  * expandable ranges minus their RETIRING blocks (on their way out; 0 in classic mode); peak_allocated >= allocated, the stream's
  * high-water mark since it was first seen (reset_peaks leaves it: reclaim's cap). */
 typedef struct vl_cstream {
+    /* What a cache-hit pair touches first, together (fast.h); the pools' bins are large. */
     vl_stream handle;
-    vl_cpool pools[2]; /* [0] small, [1] large */
     vl_cpark park;                   /* its parking slot (park.h) */
+    int64_t allocated, peak_allocated, reserved;
     vl_cpending *pending_head, *pending_tail;
     struct vl_cstream *next_waiting; /* on the allocator's waiting_streams list iff pending_head */
-    int64_t allocated, peak_allocated, reserved;
+    vl_cpool pools[2]; /* [0] small, [1] large */
 } vl_cstream;
 
 typedef struct vl_caching_config {
@@ -179,21 +180,30 @@ typedef struct vl_caching_config {
 } vl_caching_config;
 
 typedef struct vl_caching {
+    /* What a cache-hit pair reads and writes (fast.h) comes first, in four cache lines. */
     vl_lock lock;
     /* fast.h's paths may run: park=1, the verdict cache applies (not top=last under a
      * reclaim budget), no plan, no roundup_div. Fixed at open. */
     int fast;
+    vl_addrmap table;              /* ALLOCATED and PARKED block address -> vl_cblock* */
+    vl_cstream *last_stream;       /* lookup cache: most programs use one stream */
+    vl_alloc_stats st;             /* kept current except inactive_split/largest_free (stats.c) */
+    size_t npending;               /* vl_cpending nodes in all FIFOs */
+    vl_cretire *retire_head, *retire_tail; /* release.c (below) */
+    int64_t whole_free_bytes;      /* FREE blocks that span a whole segment */
+    int64_t allocated_high_water;  /* release.c (below) */
+    vl_cparking parking;           /* park.h: the streams that may hold a PARKED block */
+    /* The reclaim budget (budget.h, budget.c): rises by doublings when reclaim keeps
+     * mapping memory again, falls back one doubling at a time once it stops. */
+    vl_cbudget budget;
     vl_device *dev;
     vl_caching_config cfg;
-    vl_addrmap table;              /* ALLOCATED and PARKED block address -> vl_cblock* */
     vl_slab blocks;                /* vl_cblock headers */
     vl_slab nodes;                 /* vl_cuse and vl_cpending (same size class) */
     vl_cstream **streams;          /* every stream seen; entries never move */
     size_t nstreams, streams_cap;
     vl_addrmap stream_table;       /* handle + 1 -> vl_cstream*: O(1) lookup at any stream count */
-    vl_cstream *last_stream;       /* lookup cache: most programs use one stream */
     vl_cstream *waiting_streams;   /* streams whose pending FIFO is non-empty (via next_waiting) */
-    vl_cparking parking;           /* park.h: the streams that may hold a PARKED block */
     vl_csegment *segments;         /* all segments, newest first */
     /* Classic segments that are one FREE block ("idle"), in a binary min-heap by serial,
      * so gc and flushes release the oldest first without walking every segment.
@@ -203,25 +213,17 @@ typedef struct vl_caching {
     vl_csegment **idle;
     size_t nidle, idle_cap, nclassic;
     uint64_t next_serial;
-    size_t npending;               /* vl_cpending nodes in all FIFOs */
-    vl_alloc_stats st;             /* kept current except inactive_split/largest_free (stats.c) */
-    int64_t whole_free_bytes;      /* FREE blocks that span a whole segment */
     /* Stream-ordered release (release.c). Invariants: the batches (retire_head..tail,
      * FIFO) hold every RETIRING block once, retiring_bytes is their sum; spares[k] holds
      * kept memory of sizes in [2^k, 2^(k+1)), spare_bytes their sum; lent_bytes is the sum of the
      * batches' `lent` (memory mapped twice: at the retiring chunk and at the new
      * mapping it was lent to); st.reserved_bytes = mapped bytes of all segments +
      * spare_bytes - lent_bytes. allocated_high_water never drops (the spares' cap). */
-    vl_cretire *retire_head, *retire_tail;
     int64_t retiring_bytes;
     int64_t lent_bytes;
     int64_t last_batch_bytes;      /* what the last reclaim retired: the spares' slack */
     vl_cspare *spares[VL_SPARE_CLASSES];
     int64_t spare_bytes;
-    int64_t allocated_high_water;
-    /* The reclaim budget (budget.h, budget.c): rises by doublings when reclaim keeps
-     * mapping memory again, falls back one doubling at a time once it stops. */
-    vl_cbudget budget;
     vl_crelocation relocation;     /* budget.h: relocating map calls, hidden or exposed (a diagnostic) */
     vl_caching_growth_fn on_growth; /* caching.h: told after every growth (NULL: nobody) */
     void *on_growth_ctx;
