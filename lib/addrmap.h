@@ -65,6 +65,18 @@ static inline int vl_addrmap_insert(vl_addrmap *m, uintptr_t key, uint64_t value
     return 0;
 }
 
+/* Removes the entry in `slot` (from vl_addrmap_find), whose value the caller has read. */
+static inline void vl_addrmap_remove_slot(vl_addrmap *m, vl_addrmap_slot *slot)
+{
+    size_t i = (size_t)(slot - m->slots);
+    if (m->slots[(i + 1) & m->mask].key != 0) {
+        vl_addrmap_remove_at(m, i, NULL);
+        return;
+    }
+    slot->key = 0;
+    m->count--;
+}
+
 /* Removes the key; returns 1 with its value in *value, or 0 if absent. */
 static inline int vl_addrmap_remove(vl_addrmap *m, uintptr_t key, uint64_t *value)
 {

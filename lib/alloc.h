@@ -151,18 +151,19 @@ typedef struct vl_alloc_backend {
 } vl_alloc_backend;
 
 struct vl_allocator {
+    /* What every vl_allocate and vl_deallocate reads, in one cache line. */
     const vl_alloc_backend *backend;
     vl_device *dev;
     void *impl;
-    char spec[VL_SPEC_MAX_TEXT];
     /* The backend's counts_requests, unless its open found the allocator counts them
      * itself (a plugin library with statistics of its own). */
     int counts_requests;
-    vl_byte_counter requests; /* the statistics adaptor's, unless counts_requests */
     /* OOM reports taken by vl_allocate (vl_alloc_oom_reports; not thread-safe: a program
      * that allocates from several threads leaves them off). last_oom: the last report
      * taken (NULL before one), freed at close. */
     int oom_report_mode;
+    vl_byte_counter requests; /* the statistics adaptor's, unless counts_requests */
+    char spec[VL_SPEC_MAX_TEXT];
     vl_oom_report *last_oom;
     int64_t oom_reports_taken, oom_reports_skipped;
 };

@@ -18,6 +18,7 @@
  *   hostmem.h/.c            host allocations of the records (fault injection for tests)
  *   park_state.h            parking's state: each stream's slot, the allocator's list
  *   park.h/.c               a stream's last free, parked for the next request (fast path)
+ *   fast.h                  the cache-hit pair inline in the entry points
  *   events.c                record_use and deferred reuse behind events
  *   plan.h, plan_state.h    plan=1: repeating programs served from an offline layout
  *   plan_learn.c, plan.c    its learning (log, period, layout) and its serving (arena)
@@ -57,14 +58,14 @@ struct vl_cstream;
  * classic mode they stay in their size range too, and in expandable mode unless lend=1
  * lets the two pools of a stream lend each other free blocks (fit.c). */
 typedef struct vl_cpool {
-    vl_bins bins;
-    struct vl_cstream *stream;
+    struct vl_cstream *stream; /* first, in one line with the bins' version (fast.h reads both) */
     int small;
     struct vl_csegment *ranges; /* segments=expandable: this pool's VA ranges (via pool_next), or NULL */
     /* segments=expandable: the UNMAPPED blocks of this pool's ranges, by size (a second
      * vl_bins; allocated with the pool's first range, NULL before). Placement finds the
      * smallest hole that fits in O(log n) instead of walking every hole. */
     vl_bins *holes;
+    vl_bins bins;
 } vl_cpool;
 
 /* A segment: classic = one mem_alloc; expandable = one va_reserve whose chunks are mapped
@@ -149,12 +150,13 @@ typedef struct vl_cspare {
  * expandable ranges minus their RETIRING blocks (on their way out; 0 in classic mode); peak_allocated >= allocated, the stream's
  * high-water mark since it was first seen (reset_peaks leaves it: reclaim's cap). */
 typedef struct vl_cstream {
+    /* What a cache-hit pair touches first, together (fast.h); the pools' bins are large. */
     vl_stream handle;
-    vl_cpool pools[2]; /* [0] small, [1] large */
     vl_cpark park;                   /* its parking slot (park.h) */
+    int64_t allocated, peak_allocated, reserved;
     vl_cpending *pending_head, *pending_tail;
     struct vl_cstream *next_waiting; /* on the allocator's waiting_streams list iff pending_head */
-    int64_t allocated, peak_allocated, reserved;
+    vl_cpool pools[2]; /* [0] small, [1] large */
 } vl_cstream;
 
 typedef struct vl_caching_config {
@@ -178,18 +180,30 @@ typedef struct vl_caching_config {
 } vl_caching_config;
 
 typedef struct vl_caching {
+    /* What a cache-hit pair reads and writes (fast.h) comes first, in four cache lines. */
     vl_lock lock;
+    /* fast.h's paths may run: park=1, the verdict cache applies (not top=last under a
+     * reclaim budget), no plan, no roundup_div. Fixed at open. */
+    int fast;
+    vl_addrmap table;              /* ALLOCATED and PARKED block address -> vl_cblock* */
+    vl_cstream *last_stream;       /* lookup cache: most programs use one stream */
+    vl_alloc_stats st;             /* kept current except inactive_split/largest_free (stats.c) */
+    size_t npending;               /* vl_cpending nodes in all FIFOs */
+    vl_cretire *retire_head, *retire_tail; /* release.c (below) */
+    int64_t whole_free_bytes;      /* FREE blocks that span a whole segment */
+    int64_t allocated_high_water;  /* release.c (below) */
+    vl_cparking parking;           /* park.h: the streams that may hold a PARKED block */
+    /* The reclaim budget (budget.h, budget.c): rises by doublings when reclaim keeps
+     * mapping memory again, falls back one doubling at a time once it stops. */
+    vl_cbudget budget;
     vl_device *dev;
     vl_caching_config cfg;
-    vl_addrmap table;              /* ALLOCATED block address -> vl_cblock* */
     vl_slab blocks;                /* vl_cblock headers */
     vl_slab nodes;                 /* vl_cuse and vl_cpending (same size class) */
     vl_cstream **streams;          /* every stream seen; entries never move */
     size_t nstreams, streams_cap;
     vl_addrmap stream_table;       /* handle + 1 -> vl_cstream*: O(1) lookup at any stream count */
-    vl_cstream *last_stream;       /* lookup cache: most programs use one stream */
     vl_cstream *waiting_streams;   /* streams whose pending FIFO is non-empty (via next_waiting) */
-    vl_cparking parking;           /* park.h: the streams that may hold a PARKED block */
     vl_csegment *segments;         /* all segments, newest first */
     /* Classic segments that are one FREE block ("idle"), in a binary min-heap by serial,
      * so gc and flushes release the oldest first without walking every segment.
@@ -199,25 +213,17 @@ typedef struct vl_caching {
     vl_csegment **idle;
     size_t nidle, idle_cap, nclassic;
     uint64_t next_serial;
-    size_t npending;               /* vl_cpending nodes in all FIFOs */
-    vl_alloc_stats st;             /* kept current except inactive_split/largest_free (stats.c) */
-    int64_t whole_free_bytes;      /* FREE blocks that span a whole segment */
     /* Stream-ordered release (release.c). Invariants: the batches (retire_head..tail,
      * FIFO) hold every RETIRING block once, retiring_bytes is their sum; spares[k] holds
      * kept memory of sizes in [2^k, 2^(k+1)), spare_bytes their sum; lent_bytes is the sum of the
      * batches' `lent` (memory mapped twice: at the retiring chunk and at the new
      * mapping it was lent to); st.reserved_bytes = mapped bytes of all segments +
      * spare_bytes - lent_bytes. allocated_high_water never drops (the spares' cap). */
-    vl_cretire *retire_head, *retire_tail;
     int64_t retiring_bytes;
     int64_t lent_bytes;
     int64_t last_batch_bytes;      /* what the last reclaim retired: the spares' slack */
     vl_cspare *spares[VL_SPARE_CLASSES];
     int64_t spare_bytes;
-    int64_t allocated_high_water;
-    /* The reclaim budget (budget.h, budget.c): rises by doublings when reclaim keeps
-     * mapping memory again, falls back one doubling at a time once it stops. */
-    vl_cbudget budget;
     vl_crelocation relocation;     /* budget.h: relocating map calls, hidden or exposed (a diagnostic) */
     vl_caching_growth_fn on_growth; /* caching.h: told after every growth (NULL: nobody) */
     void *on_growth_ctx;
@@ -302,11 +308,6 @@ uintptr_t vl_caching_split_spot(const vl_caching *c, const vl_csegment *s, const
                                 const vl_cblock *next, uintptr_t lo, uintptr_t end, size_t rounded, int detached);
 /* Whether the parked block x is what a request of `rounded` bytes in pool p would get. */
 int vl_caching_parked_is_best_fit(const vl_caching *c, const vl_cpool *p, const vl_cblock *x, size_t rounded);
-/* The statistics of one allocation of `size` bytes for a caller who asked for `requested`
- * on stream st (all but allocs), and of its free (frees too; active_bytes is the caller's:
- * a block with uses stays active). Blocks of segments and plan=1's planned blocks alike. */
-void vl_caching_count_alloc(vl_caching *c, vl_cstream *st, size_t requested, size_t size);
-void vl_caching_count_free(vl_caching *c, vl_cstream *st, size_t requested, size_t size);
 /* trim without the plan's arena: every cached byte back, after deferred frees (plan.c
  * gives the cache back when its arena replaces it). */
 size_t vl_caching_release_cached(vl_caching *c);
@@ -407,13 +408,38 @@ void vl_caching_defer_free(vl_caching *c, vl_cblock *b);
 /* Releases blocks whose events completed. wait = 1: synchronizes the device first. */
 void vl_caching_process_events(vl_caching *c, int wait);
 
-/* stats.c */
+/* stats.c; inline: every allocation and free updates them. */
 static inline void vl_stat_add(int64_t *cur, int64_t *peak, int64_t n)
 {
     *cur += n;
     if (*cur > *peak) *peak = *cur;
 }
-void vl_caching_stats_touch(vl_caching *c); /* updates the inactive-split peak */
+/* The inactive split bytes and their peak, after a change of reserved, active or whole free. */
+static inline void vl_caching_stats_touch(vl_caching *c)
+{
+    int64_t inactive = c->st.reserved_bytes - c->st.active_bytes - c->whole_free_bytes;
+    c->st.inactive_split_bytes = inactive;
+    if (inactive > c->st.peak_inactive_split_bytes) c->st.peak_inactive_split_bytes = inactive;
+}
+/* The statistics of one allocation of `size` bytes for a caller who asked for `requested`
+ * on stream st (all but allocs), and of its free (frees too; active_bytes is the caller's:
+ * a block with uses stays active). Blocks of segments and plan=1's planned blocks alike. */
+static inline void vl_caching_count_alloc(vl_caching *c, vl_cstream *st, size_t requested, size_t size)
+{
+    vl_stat_add(&c->st.requested_bytes, &c->st.peak_requested_bytes, (int64_t)requested);
+    vl_stat_add(&c->st.allocated_bytes, &c->st.peak_allocated_bytes, (int64_t)size);
+    if (c->st.allocated_bytes > c->allocated_high_water) c->allocated_high_water = c->st.allocated_bytes;
+    vl_stat_add(&st->allocated, &st->peak_allocated, (int64_t)size);
+    vl_stat_add(&c->st.active_bytes, &c->st.peak_active_bytes, (int64_t)size);
+    vl_caching_stats_touch(c);
+}
+static inline void vl_caching_count_free(vl_caching *c, vl_cstream *st, size_t requested, size_t size)
+{
+    c->st.frees++;
+    c->st.requested_bytes -= (int64_t)requested;
+    c->st.allocated_bytes -= (int64_t)size;
+    st->allocated -= (int64_t)size;
+}
 void vl_caching_get_stats(vl_caching *c, vl_alloc_stats *out);
 void vl_caching_reset_peaks(vl_caching *c);
 size_t vl_caching_largest_free(vl_caching *c);

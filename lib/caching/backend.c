@@ -8,6 +8,7 @@
 
 #include "caching/allocator.h"
 #include "caching/caching.h"
+#include "caching/fast.h"
 #include "caching/hostmem.h"
 #include "caching/park.h"
 #include "caching/sizes.h"
@@ -174,15 +175,32 @@ static int caching_open(vl_allocator *a, const vl_spec *spec, char *err, size_t 
     memset(&c->st, 0, sizeof c->st);
     vl_budget_init(&c->budget, &c->cfg, c->st.allocs, c->allocated_high_water);
     c->plan = plan;
+    c->fast = cfg.park && !cfg.plan && cfg.roundup_div <= 1 && (!cfg.top_last || cfg.reclaim < 0);
     a->impl = c;
     return 0;
+}
+
+/* The slow halves, out of line: the fast paths (fast.h) then call nothing and save no
+ * registers. Each releases the lock its caller took. */
+static __attribute__((noinline)) void *alloc_locked(vl_caching *c, size_t size, vl_stream s)
+{
+    void *p = vl_caching_alloc(c, size, s);
+    vl_lock_release(&c->lock);
+    return p;
+}
+
+static __attribute__((noinline)) void free_locked(vl_caching *c, void *ptr)
+{
+    vl_caching_free(c, ptr);
+    vl_lock_release(&c->lock);
 }
 
 static void *caching_alloc(vl_allocator *a, size_t size, vl_stream s)
 {
     vl_caching *c = impl(a);
     vl_lock_acquire(&c->lock);
-    void *p = vl_caching_alloc(c, size, s);
+    void *p = vl_caching_alloc_fast(c, size, s);
+    if (!p) return alloc_locked(c, size, s);
     vl_lock_release(&c->lock);
     return p;
 }
@@ -194,7 +212,10 @@ static void caching_free(vl_allocator *a, void *ptr, size_t size, vl_stream s)
     if (!ptr) return;
     vl_caching *c = impl(a);
     vl_lock_acquire(&c->lock);
-    vl_caching_free(c, ptr);
+    if (!vl_caching_free_fast(c, ptr)) {
+        free_locked(c, ptr);
+        return;
+    }
     vl_lock_release(&c->lock);
 }
 
@@ -333,7 +354,8 @@ size_t vl_caching_block_size(vl_allocator *a, void *p)
         size = vl_plan_block_size(c->plan, p);
     } else {
         vl_addrmap_slot *slot = vl_addrmap_find(&c->table, (uintptr_t)p);
-        size = slot ? ((vl_cblock *)(uintptr_t)slot->value)->size : 0;
+        const vl_cblock *b = slot ? (const vl_cblock *)(uintptr_t)slot->value : NULL;
+        size = b && b->state == VL_CB_ALLOCATED ? b->size : 0; /* PARKED ones are in the table too */
     }
     vl_lock_release(&c->lock);
     return size;

@@ -31,12 +31,13 @@
 
 typedef struct vl_bins {
     uint64_t summary;
-    uint64_t words[VL_BIN_WORDS];
-    vl_cblock *roots[VL_BIN_COUNT];
+    uint64_t version;   /* bumped by every insertion and removal: a best fit found at one
+                           version holds while it stays (park.h's repeated pairs); next to
+                           summary, in the line a parked hit reads (fast.h) */
     size_t free_blocks; /* blocks in all classes */
     size_t free_bytes;  /* their sizes */
-    uint64_t version;   /* bumped by every insertion and removal: a best fit found at one
-                           version holds while it stays (park.h's repeated pairs) */
+    uint64_t words[VL_BIN_WORDS];
+    vl_cblock *roots[VL_BIN_COUNT];
 } vl_bins;
 
 static inline unsigned vl_bin_index(size_t size)

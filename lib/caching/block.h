@@ -8,7 +8,8 @@
  *     seg->base + seg->size;
  *   - two FREE neighbours never exist (freeing coalesces), nor two UNMAPPED ones;
  *   - FREE blocks, and only they, are in their pool's bins (bins.h);
- *   - ALLOCATED blocks, and only they, are in the allocator's pointer table;
+ *   - ALLOCATED and PARKED blocks, and only they, are in the allocator's pointer table
+ *     (a PARKED one keeps its entry, so a parked hit and its free touch the table once);
  *   - a PARKED block is its stream's parked block (park.h) and may have FREE neighbours;
  *   - PENDING blocks have pending_events > 0 nodes waiting in stream FIFOs (events.c);
  *   - UNMAPPED blocks exist only in expandable segments, start and end on chunk

@@ -15,12 +15,12 @@ struct vl_caching_config;
 struct vl_cretire;
 
 typedef struct vl_cbudget {
+    int64_t decay_at;      /* the allocation count at which the level drops (INT64_MAX: none); first: every allocation reads it */
     double value; /* the budget now: a stream's reserved may pass its peak allocated by this share */
     int level;    /* doublings above cfg->reclaim: value is the level's (budget.c, level_value) */
     /* The burst window: allocations at its start (its first relocating map call after
      * the last one ended), relocating map calls in it, the allocated high-water mark then. */
     int64_t window_allocs, window_maps, window_high_water;
-    int64_t decay_at;      /* the allocation count at which the level drops (INT64_MAX: none) */
     int64_t quiet_windows; /* windows without a burst that a decay waits for (backoff doubles it) */
     int probation;         /* lowered by a decay, not raised since: only sustained relocation raises it */
     /* Probation's bucket: relocating map calls x VL_BUDGET_WINDOW, drained raise_maps per

@@ -98,7 +98,8 @@ static int check_segment(vl_caching *c, vl_csegment *s, int64_t sums[9], char *e
             break;
         }
         case VL_CB_PARKED: {
-            CHECK(!vl_addrmap_find(&c->table, b->addr), "parked block %#" PRIxPTR " in the pointer table", b->addr);
+            vl_addrmap_slot *slot = vl_addrmap_find(&c->table, b->addr);
+            CHECK(slot && slot->value == (uint64_t)(uintptr_t)b, "parked block %#" PRIxPTR " missing from the table", b->addr);
             CHECK(b->uses == NULL, "parked block %#" PRIxPTR " with stream uses", b->addr);
             CHECK(b->requested > 0 && b->requested <= b->size, "parked block %#" PRIxPTR ": request %zu > size %zu", b->addr, b->requested, b->size);
             CHECK(s->pool->stream->park.block == b, "parked block %#" PRIxPTR " not its stream's", b->addr);
@@ -282,7 +283,8 @@ int vl_caching_check_locked(vl_caching *c, char *err, size_t errlen)
     for (size_t i = 0; i < c->nstreams; i++) with_events += c->streams[i]->pending_head != NULL;
     CHECK(waiting == with_events, "waiting list holds %zu streams, %zu have pending events", waiting, with_events);
     CHECK(header_count == c->blocks.live, "block headers: %zu in segments, %zu handed out", header_count, c->blocks.live);
-    CHECK((size_t)sums[5] == c->table.count, "pointer table holds %zu, allocated blocks %" PRId64, c->table.count, sums[5]);
+    CHECK((size_t)(sums[5] + sums[8]) == c->table.count, "pointer table holds %zu, allocated and parked blocks %" PRId64,
+          c->table.count, sums[5] + sums[8]);
     if (check_parked(c, sums[8], err, errlen) != 0) return -1;
     if (c->plan) { /* plan=1: planned blocks are no blocks of a segment, its arena no segment (plan.h) */
         sums[0] += vl_plan_live_bytes(c->plan);

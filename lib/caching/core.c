@@ -5,8 +5,8 @@
  * and retries once, then returns NULL with a report (stats.c).
  *
  * Hot path of a cache hit: when the block best fit would hand out is the one the stream
- * freed last (park.h), a read-only treap descent, a pointer-table insertion and a few
- * counters, and its free a pointer-table removal; otherwise one pointer-table probe, a bitmap lookup, a treap
+ * freed last (park.h), a few compares (fast.h) or a read-only treap descent and a few
+ * counters, and its free a pointer-table lookup; otherwise one pointer-table probe, a bitmap lookup, a treap
  * descent (a few nodes), an unlink and a link, a few counters. No malloc, no device
  * call either way. */
 #include <stdlib.h>
@@ -15,6 +15,7 @@
 #include "caching/allocator.h"
 #include "caching/hostmem.h"
 #include "caching/sizes.h"
+#include "caching/fast.h"
 #include "caching/park.h"
 
 void vl_caching_fail(vl_caching *c, int code, const char *what, int rc)
@@ -204,26 +205,8 @@ static size_t release_cache(vl_caching *c)
 }
 
 
-void vl_caching_count_alloc(vl_caching *c, vl_cstream *st, size_t requested, size_t size)
-{
-    vl_stat_add(&c->st.requested_bytes, &c->st.peak_requested_bytes, (int64_t)requested);
-    vl_stat_add(&c->st.allocated_bytes, &c->st.peak_allocated_bytes, (int64_t)size);
-    if (c->st.allocated_bytes > c->allocated_high_water) c->allocated_high_water = c->st.allocated_bytes;
-    vl_stat_add(&st->allocated, &st->peak_allocated, (int64_t)size);
-    vl_stat_add(&c->st.active_bytes, &c->st.peak_active_bytes, (int64_t)size);
-    vl_caching_stats_touch(c);
-}
-
-void vl_caching_count_free(vl_caching *c, vl_cstream *st, size_t requested, size_t size)
-{
-    c->st.frees++;
-    c->st.requested_bytes -= (int64_t)requested;
-    c->st.allocated_bytes -= (int64_t)size;
-    st->allocated -= (int64_t)size;
-}
-
-/* b (taken out of the bins or the parking slot) goes to the caller, who asked for `size`
- * bytes; NULL when the pointer table cannot take it (b then goes back to the cache). */
+/* b (taken out of the bins) goes to the caller, who asked for `size` bytes; NULL when
+ * the pointer table cannot take it (b then goes back to the cache). */
 static void *hand_out(vl_caching *c, vl_cstream *st, vl_cblock *b, size_t size)
 {
     if (vl_addrmap_insert(&c->table, b->addr, (uint64_t)(uintptr_t)b) != 0) {
@@ -232,11 +215,7 @@ static void *hand_out(vl_caching *c, vl_cstream *st, vl_cblock *b, size_t size)
         c->st.ooms++;
         return NULL;
     }
-    b->state = VL_CB_ALLOCATED;
-    b->requested = size;
-    if (c->plan) vl_plan_note_alloc(c, st, b);
-    vl_caching_count_alloc(c, st, size, b->size);
-    return (void *)b->addr;
+    return vl_caching_give(c, st, b, size);
 }
 
 void *vl_caching_alloc(vl_caching *c, size_t size, vl_stream s)
@@ -261,7 +240,7 @@ void *vl_caching_alloc(vl_caching *c, size_t size, vl_stream s)
         if (hit) {
             vl_park_remember(&st->park, p);
             c->parking.hits++;
-            return hand_out(c, st, vl_park_take(c, st), size);
+            return vl_caching_give(c, st, vl_park_take(c, st), size); /* in the table still */
         }
         vl_park_release(c, st); /* any other request sees it in the bins, as after its free */
     }
@@ -304,23 +283,28 @@ void vl_caching_free(vl_caching *c, void *ptr)
         vl_plan_free(c, ptr);
         return;
     }
-    uint64_t value;
-    if (!vl_addrmap_remove(&c->table, (uintptr_t)ptr, &value)) {
+    vl_addrmap_slot *slot = vl_addrmap_find(&c->table, (uintptr_t)ptr);
+    vl_cblock *b = slot ? (vl_cblock *)(uintptr_t)slot->value : NULL;
+    if (!b || b->state != VL_CB_ALLOCATED) { /* a PARKED block is in the table too (park.h) */
         fprintf(stderr, "caching: free of %p, which is not allocated here (double free?); ignored\n", ptr);
         return;
     }
-    vl_cblock *b = (vl_cblock *)(uintptr_t)value;
     if (c->plan) vl_plan_note_free(c, b);
     vl_cstream *st = b->seg->pool->stream;
     vl_caching_count_free(c, st, b->requested, b->size);
     if (b->uses) {
+        vl_addrmap_remove_slot(&c->table, slot);
         vl_caching_defer_free(c, b); /* stays active until its events complete */
     } else {
         /* No record_use: reusable at once by the block's own stream, even if another
          * stream still works on it. That is PyTorch's race, reproduced on purpose. */
         c->st.active_bytes -= (int64_t)b->size;
-        if (vl_park_wanted(&st->park, c->cfg.park)) vl_park_put(c, st, b);
-        else vl_caching_release_block(c, b);
+        if (vl_park_wanted(&st->park, c->cfg.park)) {
+            vl_park_put(c, st, b); /* keeps its pointer-table entry */
+        } else {
+            vl_addrmap_remove_slot(&c->table, slot);
+            vl_caching_release_block(c, b);
+        }
         /* The stream holds nothing: lay its cache out again as a cold pass would find it. */
         if (c->cfg.pack && st->allocated == 0) vl_expandable_idle(c, st);
     }

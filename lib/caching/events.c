@@ -13,7 +13,7 @@ int vl_caching_record_use(vl_caching *c, void *ptr, vl_stream s)
 {
     if (c->plan && vl_plan_owns(c->plan, ptr)) return vl_plan_record_use(c, ptr, s);
     vl_addrmap_slot *slot = vl_addrmap_find(&c->table, (uintptr_t)ptr);
-    if (!slot) {
+    if (!slot || ((vl_cblock *)(uintptr_t)slot->value)->state != VL_CB_ALLOCATED) { /* PARKED: freed */
         fprintf(stderr, "caching: record_use of %p, which is not allocated here; ignored\n", ptr);
         return VL_UNSUPPORTED;
     }

@@ -22,15 +22,21 @@ static inline void vl_cpu_relax(void)
 
 static inline void vl_lock_init(vl_lock *l) { atomic_init(&l->held, 0); }
 
-static inline void vl_lock_acquire(vl_lock *l)
+/* Out of line: the callers' uncontended path then calls nothing. */
+static __attribute__((noinline, cold, unused)) void vl_lock_wait(vl_lock *l)
 {
-    while (atomic_exchange_explicit(&l->held, 1, memory_order_acquire)) {
+    do {
         int spins = 0;
         while (atomic_load_explicit(&l->held, memory_order_relaxed)) {
             if (++spins < VL_LOCK_SPINS_BEFORE_YIELD) vl_cpu_relax();
             else sched_yield(), spins = 0;
         }
-    }
+    } while (atomic_exchange_explicit(&l->held, 1, memory_order_acquire));
+}
+
+static inline void vl_lock_acquire(vl_lock *l)
+{
+    if (atomic_exchange_explicit(&l->held, 1, memory_order_acquire)) vl_lock_wait(l);
 }
 
 static inline void vl_lock_release(vl_lock *l) { atomic_store_explicit(&l->held, 0, memory_order_release); }

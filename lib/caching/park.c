@@ -5,22 +5,18 @@
 void vl_park_release(vl_caching *c, vl_cstream *st)
 {
     if (!st->park.block) return;
-    vl_caching_release_block(c, vl_park_take(c, st));
+    vl_cblock *b = vl_park_take(c, st);
+    uint64_t value;
+    int found = vl_addrmap_remove(&c->table, b->addr, &value);
+    vl_assert_internal(found && value == (uint64_t)(uintptr_t)b);
+    (void)found;
+    vl_caching_release_block(c, b);
 }
 
 void vl_park_put(vl_caching *c, vl_cstream *st, vl_cblock *b)
 {
     vl_park_release(c, st);
-    vl_assert_internal(b->state == VL_CB_ALLOCATED && !b->uses && b->seg->pool->stream == st);
-    b->state = VL_CB_PARKED; /* requested stays the caller's: only the block's size is asked */
-    b->whole = !b->prev && !b->next; /* free memory of a whole segment, as a FREE block counts */
-    if (b->whole) c->whole_free_bytes += (int64_t)b->size;
-    st->park.block = b;
-    if (!st->park.listed) {
-        st->park.listed = 1;
-        st->park.next = c->parking.streams;
-        c->parking.streams = st;
-    }
+    vl_park_hold(c, st, b);
 }
 
 void vl_park_release_all(vl_caching *c)

@@ -5,8 +5,9 @@
  * stream's next request takes it back at once when it is exactly the block that best
  * fit over the coalesced cache would hand out, at the same address (fit.c,
  * vl_caching_parked_is_best_fit), as in a pair of alloc and free of one size. Such a pair then
- * costs the pointer table's insertion and removal, a read-only best-fit descent and a
- * few stores, instead of two treap removals, two insertions, a split and a merge; and
+ * costs a pointer-table lookup (the block keeps its entry while PARKED), a read-only
+ * best-fit descent and a few stores, instead of two treap removals, two insertions, a
+ * split and a merge; and
  * when nothing entered or left the bins since the stream's last such hit (the bins'
  * version), the same block at the same place gets the same verdict without the descent.
  *
@@ -26,8 +27,8 @@
  * parked block is not merged with its free neighbours yet).
  *
  * Invariants (checked by vl_caching_check): a PARKED block is the `park.block` of the
- * stream that owns its pool, is in neither the pointer table nor the bins and has no
- * uses; a stream with one is on the allocator's parking list (park_state.h; a stream
+ * stream that owns its pool, is in the pointer table (its free found it there; a free
+ * or record_use of it is refused by its state) but not in the bins, and has no uses; a stream with one is on the allocator's parking list (park_state.h; a stream
  * may stay listed without one: the list is emptied at every release of all). */
 #ifndef VL_CACHING_PARK_H
 #define VL_CACHING_PARK_H
@@ -62,8 +63,8 @@ static inline void vl_park_remember(vl_cpark *p, const vl_cpool *request_pool)
     p->ok_own_version = p->ok_own->bins.version;
 }
 
-/* Takes st's parked block out of its slot (PARKED still: the caller hands it out or
- * releases it). */
+/* Takes st's parked block out of its slot (PARKED still, in the pointer table: the
+ * caller hands it out or releases it). */
 static inline vl_cblock *vl_park_take(vl_caching *c, vl_cstream *st)
 {
     vl_cblock *b = st->park.block;
@@ -74,7 +75,22 @@ static inline vl_cblock *vl_park_take(vl_caching *c, vl_cstream *st)
 }
 
 /* Parks the ALLOCATED block b of stream st (no uses; its statistics already taken
- * off), releasing the block parked there before. */
+ * off; its pointer-table entry stays) in st's empty slot. */
+static inline void vl_park_hold(vl_caching *c, vl_cstream *st, vl_cblock *b)
+{
+    vl_assert_internal(b->state == VL_CB_ALLOCATED && !b->uses && b->seg->pool->stream == st && !st->park.block);
+    b->state = VL_CB_PARKED; /* requested stays the caller's: only the block's size is asked */
+    b->whole = !b->prev && !b->next; /* free memory of a whole segment, as a FREE block counts */
+    if (b->whole) c->whole_free_bytes += (int64_t)b->size;
+    st->park.block = b;
+    if (!st->park.listed) {
+        st->park.listed = 1;
+        st->park.next = c->parking.streams;
+        c->parking.streams = st;
+    }
+}
+
+/* vl_park_hold, releasing the block parked there before. */
 void vl_park_put(vl_caching *c, vl_cstream *st, vl_cblock *b);
 /* Releases st's parked block, if any, into the bins, as its free would have. */
 void vl_park_release(vl_caching *c, vl_cstream *st);

@@ -16,13 +16,6 @@
 #include "caching/sizes.h"
 #include "size.h"
 
-void vl_caching_stats_touch(vl_caching *c)
-{
-    int64_t inactive = c->st.reserved_bytes - c->st.active_bytes - c->whole_free_bytes;
-    c->st.inactive_split_bytes = inactive;
-    if (inactive > c->st.peak_inactive_split_bytes) c->st.peak_inactive_split_bytes = inactive;
-}
-
 size_t vl_caching_largest_free(vl_caching *c)
 {
     size_t largest = vl_park_largest(c);
