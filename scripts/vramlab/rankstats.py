@@ -314,3 +314,20 @@ def quantile_median(values):
         return None
     mid = len(v) // 2
     return v[mid] if len(v) % 2 else (v[mid - 1] + v[mid]) / 2
+
+
+def median_interval(values, alpha=0.05):
+    """(median, low, high, coverage): the median and its distribution-free interval, the
+    k-th smallest and k-th largest value with k the largest count such that
+    P(Binomial(n, 1/2) < k) <= alpha / 2; coverage is 1 - 2 P(Binomial(n, 1/2) < k).
+    Too few values to reach 1 - alpha (fewer than 6 at 0.05): (median, min, max, the
+    coverage of that range). None for no values."""
+    v = sorted(values)
+    n = len(v)
+    if not n:
+        return None
+    below = lambda k: sum(math.comb(n, i) for i in range(k)) / 2 ** n  # noqa: E731  P(B < k)
+    k = 1
+    while k + 1 <= (n + 1) // 2 and below(k + 1) <= alpha / 2:
+        k += 1
+    return quantile_median(v), v[k - 1], v[n - k], 1 - 2 * below(k)

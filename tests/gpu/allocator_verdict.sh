@@ -21,6 +21,9 @@
 #           FAST_ARGS: alloc_latency's options (default --quick; a steadier sample:
 #           '--max-size 2MiB --step 1024 --budget-ms 200', up to 300 batches a size at
 #           512 B and 512 KiB; then scripts/vl fastpath DIR --size 512 --size 524288);
+#           FAST_BASE=DIR: a checkout of another revision, built there (make programs
+#           plugin): its four vramlab configurations join the same rounds as base_NAME,
+#           and the summary gives NAME / base_NAME paired by round;
 #   test    make test, timed, from the current build state (the README's figure).
 # The zoo's live verdict is make torch-bench itself (docs/torch-bench.md: RUN=, BUDGET=,
 # RESUME=1), not repeated here.
@@ -41,7 +44,12 @@ read -r -a cold_specs <<<"${COLD_SPECS:-caching:segments=expandable}"
 for spec in "${cold_specs[@]}"; do
     [[ $spec == caching* ]] || { echo "allocator_verdict: COLD_SPECS: '$spec' is not a caching SPEC" >&2; exit 2; }
 done
-fast_rounds=${FAST_ROUNDS:-10}
+fast_rounds=${FAST_ROUNDS:-10} fast_base=${FAST_BASE:-}
+if [ -n "$fast_base" ]; then
+    [[ $fast_base != *[[:space:]]* ]] || { echo "allocator_verdict: FAST_BASE '$fast_base': a path without blanks, please" >&2; exit 2; }
+    [ -x "$fast_base/build/bin/alloc_latency" ] && [ -f "$fast_base/build/lib/libvramlab_caching.so" ] ||
+        { echo "allocator_verdict: FAST_BASE '$fast_base' has no build/bin/alloc_latency and build/lib/libvramlab_caching.so (make programs plugin there)" >&2; exit 2; }
+fi
 read -r -a fast_args <<<"${FAST_ARGS---quick}"
 [[ $fast_rounds =~ ^[1-9][0-9]*$ ]] || { echo "allocator_verdict: FAST_ROUNDS must be a count, not '$fast_rounds'" >&2; exit 2; }
 cold_tar=${COLD_TRACES_TAR:-results/reference/h100-zoo-steps/zoo-traces.txz}
@@ -128,19 +136,28 @@ run_cold() {
     scripts/csv-columns "$d/r.csv" "$round,$name,\"$spec\"" pass ops_per_s reserved_over_allocated >>"$d/cold.csv"
 }
 
-# The fast path's configurations: NAME ENV ARGS... (ENV: VRAMLAB_ALLOC for the plugin, or -)
+# The fast path's configurations: NAME ENV ROOT ARGS... (ENV: VRAMLAB_ALLOC for the
+# plugin, or -; ROOT: the checkout whose build/ runs it)
 fast_configs=(
-    "direct_classic - --alloc caching"
-    "direct_expandable - --alloc caching:segments=expandable"
-    "plugin_classic caching --alloc plugin:build/lib/libvramlab_caching.so"
-    "plugin_expandable caching:segments=expandable --alloc plugin:build/lib/libvramlab_caching.so"
-    "c10 - --alloc torch"
-    "sim_classic - --alloc caching --device sim"
-    "sim_expandable - --alloc caching:segments=expandable --device sim"
+    "direct_classic - . --alloc caching"
+    "direct_expandable - . --alloc caching:segments=expandable"
+    "plugin_classic caching . --alloc plugin:build/lib/libvramlab_caching.so"
+    "plugin_expandable caching:segments=expandable . --alloc plugin:build/lib/libvramlab_caching.so"
+    "c10 - . --alloc torch"
+    "sim_classic - . --alloc caching --device sim"
+    "sim_expandable - . --alloc caching:segments=expandable --device sim"
 )
+if [ -n "$fast_base" ]; then # the same four through the other build; its plugin by path
+    fast_configs+=(
+        "base_direct_classic - $fast_base --alloc caching"
+        "base_direct_expandable - $fast_base --alloc caching:segments=expandable"
+        "base_plugin_classic caching $fast_base --alloc plugin:$fast_base/build/lib/libvramlab_caching.so"
+        "base_plugin_expandable caching:segments=expandable $fast_base --alloc plugin:$fast_base/build/lib/libvramlab_caching.so"
+    )
+fi
 
 part_fastpath() {
-    local d=$out/fastpath round i n=${#fast_configs[@]} name env args rep ok
+    local d=$out/fastpath round i n=${#fast_configs[@]} name env root args rep ok
     mkdir -p "$d"
     make -s programs plugin peer-torch >"$d/build.log" 2>&1 || { tail -5 "$d/build.log"; return 1; }
     for round in $(seq "$fast_rounds"); do
@@ -148,12 +165,12 @@ part_fastpath() {
         mkdir -p "$rep"
         build/bin/device_info -o "$rep/device_info.csv" >/dev/null 2>&1
         for ((i = 0; i < n; i++)); do # each round starts one configuration later
-            read -r name env args <<<"${fast_configs[(i + round) % n]}"
+            read -r name env root args <<<"${fast_configs[(i + round) % n]}"
             # shellcheck disable=SC2086 # ARGS is a word list by design
             if [ "$env" = - ]; then
-                build/bin/alloc_latency "${fast_args[@]}" $args -o "$rep/alloc_latency.$name.csv" >"$rep/$name.log" 2>&1
+                "$root/build/bin/alloc_latency" "${fast_args[@]}" $args -o "$rep/alloc_latency.$name.csv" >"$rep/$name.log" 2>&1
             else
-                VRAMLAB_ALLOC=$env build/bin/alloc_latency "${fast_args[@]}" $args -o "$rep/alloc_latency.$name.csv" \
+                VRAMLAB_ALLOC=$env "$root/build/bin/alloc_latency" "${fast_args[@]}" $args -o "$rep/alloc_latency.$name.csv" \
                     >"$rep/$name.log" 2>&1
             fi || { echo "allocator_verdict: fastpath round $round: $name failed: $(tail -1 "$rep/$name.log")" >&2; ok=0; }
             [ -s "$rep/$name.log" ] || rm -f "$rep/$name.log"

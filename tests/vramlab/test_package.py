@@ -22,7 +22,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 SCRIPTS = os.path.join(ROOT, "scripts")
 sys.path.insert(0, SCRIPTS)  # the vramlab package, as scripts/'s launchers have it
-from vramlab import fmt, results, verdict  # noqa: E402
+from vramlab import fmt, rankstats, results, verdict  # noqa: E402
 
 sys.path.insert(0, os.path.join(ROOT, "tests", "support"))
 from pychecks import check, counts  # noqa: E402
@@ -213,9 +213,37 @@ with tempfile.TemporaryDirectory() as d:
           got == [("c10", 2, 710.0, 700.0, 720.0), ("direct_classic", 2, 42.0, 40.0, 44.0)], got)
     check("fastpath: an unknown pair_median_ns is no sample", fastpath.pair_medians(d, 2097152) == {},
           fastpath.pair_medians(d, 2097152))
+    p = subprocess.run([os.path.join(SCRIPTS, "vl"), "fastpath", d, "--size", "512", "--size", "2097152"],
+                       capture_output=True, text=True)
+    check("fastpath: a size no process measured says so", p.returncode == 0
+          and "pair_median_ns at 2097152 B: no process measured this size" in p.stdout, (p.returncode, p.stdout))
     p = subprocess.run([os.path.join(SCRIPTS, "vl"), "fastpath", os.path.join(d, "none")], capture_output=True, text=True)
     check("fastpath: a folder without rounds fails, saying so", p.returncode == 1 and "no complete" in p.stderr,
           (p.returncode, p.stderr))
+
+# --- fastpath against another build (FAST_BASE): NAME / base_NAME paired by round ---------
+with tempfile.TemporaryDirectory() as d:
+    for k in range(1, 9):  # the new build half as fast as the base in every round; round 8 lacks the base
+        rep = os.path.join(d, f"rep-{k}")
+        os.makedirs(rep)
+        for name, v in (("plugin_expandable", 30 + k), ("base_plugin_expandable", 2 * (30 + k))):
+            if name.startswith("base_") and k == 8:
+                continue
+            with open(os.path.join(rep, f"alloc_latency.{name}.csv"), "w") as f:
+                f.write(f"size_bytes,pair_median_ns\n512,{v}\n")
+        with open(os.path.join(rep, results.COMPLETE_MARK), "w") as f:
+            f.write("complete\n")
+    got = fastpath.against_base(fastpath.pair_by_round(d, 512))
+    check("fastpath: NAME / base_NAME over the rounds that ran both",
+          len(got) == 1 and got[0][:2] == ("plugin_expandable", 7) and all(abs(x - 0.5) < 1e-9 for x in got[0][2:]), got)
+
+# --- the median's distribution-free interval, against the binomial by hand ----------------
+# 16 values: P(B(16, 1/2) <= 3) = (1 + 16 + 120 + 560) / 2^16 <= 0.025 < P(B <= 4): the 4th and 13th
+check("median_interval: 16 values, the 4th and the 13th", rankstats.median_interval(range(1, 17))
+      == (8.5, 4, 13, 1 - 2 * 697 / 2 ** 16), rankstats.median_interval(range(1, 17)))
+check("median_interval: 8 values, min..max covering 1 - 2/2^8", rankstats.median_interval([5, 1, 8, 2, 7, 3, 6, 4])
+      == (4.5, 1, 8, 1 - 2 / 2 ** 8))
+check("median_interval: no values", rankstats.median_interval([]) is None)
 
 checks, failures, _ = counts()
 print(f"test-vramlab: {checks - failures} passed, {failures} failed, 0 skipped")
