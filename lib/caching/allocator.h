@@ -183,8 +183,7 @@ typedef struct vl_caching {
     /* What a cache-hit pair reads and writes (fast.h) comes first, in four cache lines. */
     vl_lock lock;
     /* fast.h's paths may run: park=1, the verdict cache applies (not top=last under a
-     * reclaim budget), no plan, no roundup_div, no pack (its idle layout runs at a free
-     * that empties a stream). Fixed at open. */
+     * reclaim budget), no plan, no roundup_div (park=1 is never on with pack=1). Fixed at open. */
     int fast;
     vl_addrmap table;              /* ALLOCATED and PARKED block address -> vl_cblock* */
     vl_cstream *last_stream;       /* lookup cache: most programs use one stream */

@@ -175,7 +175,7 @@ static int caching_open(vl_allocator *a, const vl_spec *spec, char *err, size_t 
     memset(&c->st, 0, sizeof c->st);
     vl_budget_init(&c->budget, &c->cfg, c->st.allocs, c->allocated_high_water);
     c->plan = plan;
-    c->fast = cfg.park && !cfg.plan && !cfg.pack && cfg.roundup_div <= 1 && (!cfg.top_last || cfg.reclaim < 0);
+    c->fast = cfg.park && !cfg.plan && cfg.roundup_div <= 1 && (!cfg.top_last || cfg.reclaim < 0);
     a->impl = c;
     return 0;
 }
