@@ -4,7 +4,7 @@ round): the median of the processes' pair_median_ns with its 95% distribution-fr
 interval and range, and, for each base_NAME configuration (FAST_BASE: another build in
 the same rounds), NAME / base_NAME paired by round (the findings block fast_path judges them).
 
-  scripts/vl fastpath FOLDER [--size BYTES ...]"""
+  scripts/vl fastpath FOLDER [--size BYTES ...]   (default: every size the rounds measured)"""
 import argparse
 import glob
 import math
@@ -30,6 +30,18 @@ def pair_by_round(folder, size):
                 if row.get("size_bytes") == str(size) and v is not None:
                     out.setdefault(name, {})[os.path.basename(rep)] = v
     return out
+
+
+def sizes_measured(folder):
+    """Every size_bytes with a pair_median_ns in the complete rounds, ascending."""
+    sizes = set()
+    for rep in glob.glob(os.path.join(folder, "rep-*")):
+        if os.path.isfile(os.path.join(rep, results.COMPLETE_MARK)):
+            for path in glob.glob(os.path.join(rep, PREFIX + "*" + SUFFIX)):
+                sizes.update(int(r["size_bytes"]) for r in results.read_dicts(path)
+                             if results.number(r.get("pair_median_ns", "")) is not None
+                             and (r.get("size_bytes") or "").isdigit())
+    return sorted(sizes)
 
 
 def pair_medians(folder, size):
@@ -65,9 +77,9 @@ def against_base(by_round):
 def main(argv):
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("folder")
-    ap.add_argument("--size", type=int, action="append", help="request size in bytes (default 512 and 2 MiB)")
+    ap.add_argument("--size", type=int, action="append", help="request size in bytes (default: every size measured)")
     args = ap.parse_args(argv)
-    sizes = args.size or [512, 2 << 20]
+    sizes = args.size or sizes_measured(args.folder)
     found = False
     for size in sizes:
         by_round = pair_by_round(args.folder, size)

@@ -20,7 +20,7 @@
 #           device in the same rounds (what the device path adds; about 2 minutes);
 #           FAST_ARGS: alloc_latency's options (default --quick; a steadier sample:
 #           '--max-size 2MiB --step 1024 --budget-ms 200', up to 300 batches a size at
-#           512 B and 512 KiB; then scripts/vl fastpath DIR --size 512 --size 524288);
+#           512 B and 512 KiB; the summary covers every size measured);
 #           FAST_BASE=DIR: a checkout of another revision, built there (make programs
 #           plugin): its four vramlab configurations join the same rounds as base_NAME,
 #           and the summary gives NAME / base_NAME paired by round;

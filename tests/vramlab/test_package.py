@@ -213,6 +213,8 @@ with tempfile.TemporaryDirectory() as d:
           got == [("c10", 2, 710.0, 700.0, 720.0), ("direct_classic", 2, 42.0, 40.0, 44.0)], got)
     check("fastpath: an unknown pair_median_ns is no sample", fastpath.pair_medians(d, 2097152) == {},
           fastpath.pair_medians(d, 2097152))
+    check("fastpath: by default every size the complete rounds measured", fastpath.sizes_measured(d) == [512],
+          fastpath.sizes_measured(d))
     p = subprocess.run([os.path.join(SCRIPTS, "vl"), "fastpath", d, "--size", "512", "--size", "2097152"],
                        capture_output=True, text=True)
     check("fastpath: a size no process measured says so", p.returncode == 0
