@@ -33,6 +33,16 @@ test-park-cost: $(BUILD)/bin/replay $(BUILD)/bin/alloc_latency
 	@tests/park_cost/run.sh
 TEST_EXTRA_TARGETS += test-park-cost
 
+# The cache-hit pair's length in instructions (valgrind's callgrind, deterministic):
+# tests/pair_length/run.sh, part of make test; a skip without valgrind or under SAN=1.
+.PHONY: test-pair-length
+$(BUILD)/tests/pair_loop: tests/pair_length/pair_loop.c $(LIB_A) | setup
+	@mkdir -p $(@D)
+	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) $(LDFLAGS) $< $(LIB_A) $(LDLIBS) -o $@
+test-pair-length: $(BUILD)/tests/pair_loop
+	@tests/pair_length/run.sh $(BUILD)/tests/pair_loop $(if $(filter 1,$(SAN)),san)
+TEST_EXTRA_TARGETS += test-pair-length
+
 # The caching tests run the allocator with its internal assertions on (lib/debug.h):
 # lib/caching/*.c compiled again with -DVL_DEBUG under $(BUILD)/debug/, linked before the
 # library, so the library's own copies (assertions compiled out) are never pulled in.
