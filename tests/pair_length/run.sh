@@ -12,7 +12,8 @@ loop=$1
 MAX_PAIR_INSTRUCTIONS=250 # this loop: 191 for both SPECs with the inline pair (lib/caching/fast.h), ~407 before it
 N=100000
 if [ "${2:-}" = san ] || ! command -v valgrind >/dev/null; then
-    echo "SKIP test-pair-length: $([ "${2:-}" = san ] && echo "a sanitized build" || echo "no valgrind") (apt-get install valgrind)"
+    echo "SKIP test-pair-length: $([ "${2:-}" = san ] && echo "a sanitized build, which valgrind cannot run" ||
+        echo "no valgrind (apt-get install valgrind)")"
     checks_report test-pair-length 1
     exit 0
 fi
