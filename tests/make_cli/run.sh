@@ -4,7 +4,7 @@
 # ones; QUICK=0 is not quick; QUICK=2 is an error; ONLY, FULL, FORCE and RUN reach
 # scripts/bench.sh; V=1 shows the compiler lines, which are quiet otherwise; every variable
 # the documentation puts on a make command line is one make accepts; a variable's value
-# never runs as shell code in a recipe.
+# never runs as shell code in a recipe; RUN= may be a path for report and plots only (plots: without . or ..)
 set -u
 cd "$(dirname "$0")/../.."
 . tests/support/checks.sh # $tmp: a scratch folder, removed on exit
@@ -43,6 +43,13 @@ else
 fi
 check "ONLY= for fleet" 0 "${m[@]}" fleet ONLY=replay
 expect "ONLY= for fleet" "--only 'replay'"
+# RUN= a path under results/ for plots (a torch-bench run, as its docs say), never for bench;
+# plots.sh refuses . and .. components, before it looks for the folder or for gnuplot
+check "plots RUN=torch-bench/x" 0 "${m[@]}" plots RUN=torch-bench/x
+expect "plots RUN=torch-bench/x" "scripts/plots.sh 'torch-bench/x'"
+check "bench RUN=a/b" 2 "${m[@]}" bench RUN=a/b
+check "plots.sh with .." 2 scripts/plots.sh torch-bench/../../tmp
+expect "plots.sh with .." "a path with \. or \.\. in it is refused"
 # Quiet build: one object compiled for real into a scratch BUILD; no compiler line
 # without V=1, the full command line with it.
 check "quiet" 0 make --no-print-directory BUILD="$tmp/b" "$tmp/b/obj/lib/size.o"
